@@ -1,0 +1,56 @@
+"""The ``sqlmend`` command line.
+
+Each command group lives in its own module of this package and exposes
+``register(app)``; this module only assembles them. Keep command modules thin:
+they parse options and call the library.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+from sqlmend import __version__
+
+app = typer.Typer(
+    name="sqlmend",
+    help=(
+        "Correct the SQL written by text-to-SQL systems.\n\n"
+        "sqlmend decides whether and where a produced SQL is wrong (static rules, "
+        "an error-token detector, a repair memory), repairs it, and returns the "
+        "original when nothing is proven wrong. Every rewrite passes the "
+        "validate-or-retain guard."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Command modules, in the order their commands appear in --help.
+COMMAND_MODULES = [
+    "sqlmend.cli.db_cmd",
+    "sqlmend.cli.sql_cmd",
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sqlmend {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Correct the SQL written by text-to-SQL systems."""
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    app()

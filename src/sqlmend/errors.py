@@ -1,0 +1,107 @@
+"""One error hierarchy for sqlmend: every error we raise derives from :class:`SqlmendError`."""
+
+from __future__ import annotations
+
+
+class SqlmendError(Exception):
+    """Base class of every error raised by sqlmend."""
+
+
+class ConfigError(SqlmendError):
+    """A setting, config file or command-line option is invalid."""
+
+
+class DatasetError(SqlmendError):
+    """A dataset or prediction file cannot be read, or does not match its dataset."""
+
+
+# --- SQL -----------------------------------------------------------------
+
+
+class SqlError(SqlmendError):
+    """A problem with a SQL text itself (before it reaches a database)."""
+
+
+class SqlParseError(SqlError):
+    """The SQL does not parse. ``line``/``col`` are 1-based when known."""
+
+    def __init__(self, message: str, sql: str = "", line: int | None = None, col: int | None = None):
+        super().__init__(message)
+        self.sql = sql
+        self.line = line
+        self.col = col
+
+
+class QualifyError(SqlError):
+    """Columns could not be qualified against the schema (itself a finding)."""
+
+    def __init__(self, message: str, column: str = "", candidates: list[str] | None = None):
+        super().__init__(message)
+        self.column = column
+        self.candidates = candidates or []
+
+
+class UnknownColumnError(QualifyError):
+    """A column names nothing in the tables in scope."""
+
+
+class AmbiguousColumnError(QualifyError):
+    """An unqualified column exists in more than one table in scope."""
+
+
+class UnknownTableError(QualifyError):
+    """A table names nothing in the schema."""
+
+
+# --- databases -----------------------------------------------------------
+
+
+class DatabaseError(SqlmendError):
+    """A database could not be opened or a query failed."""
+
+
+class DatabaseNotFoundError(DatabaseError):
+    """The named database does not exist."""
+
+
+class ReadOnlyViolation(DatabaseError):
+    """The statement is not a single read-only SELECT/WITH, and was refused."""
+
+
+class QueryTimeout(DatabaseError):
+    """A query ran past its time limit and was interrupted."""
+
+    def __init__(self, message: str, timeout: float | None = None):
+        super().__init__(message)
+        self.timeout = timeout
+
+
+class QueryError(DatabaseError):
+    """The engine rejected or failed the query (syntax, unknown name, type, ...)."""
+
+    def __init__(self, message: str, engine_message: str = ""):
+        super().__init__(message)
+        self.engine_message = engine_message or message
+
+
+# --- models --------------------------------------------------------------
+
+
+class ModelError(SqlmendError):
+    """A language-model backend failed."""
+
+
+class ModelTimeout(ModelError):
+    """A model call ran past its time limit."""
+
+
+class StructuredOutputError(ModelError):
+    """A model's answer did not match the requested schema, even after a retry."""
+
+    def __init__(self, message: str, raw: str = ""):
+        super().__init__(message)
+        self.raw = raw
+
+
+class CassetteMiss(ModelError):
+    """A replay backend in strict mode has no recording for this call."""

@@ -1,0 +1,115 @@
+"""Shared dataclasses of sqlmend. Every layer may import this module."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Task:
+    """One correction task: a question, its database and the SQL an upstream system produced."""
+
+    question_id: str
+    db_id: str
+    question: str
+    sql: str
+    evidence: str = ""
+    gold: str | None = None  # reference SQL, when the dataset has one
+    difficulty: str | None = None  # BIRD's difficulty or Spider's hardness
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ExecResult:
+    """What a database returned for one query."""
+
+    columns: list[str]
+    rows: list[tuple]
+    truncated: bool = False  # more rows existed than max_rows
+    elapsed: float = 0.0  # seconds
+
+    @property
+    def empty(self) -> bool:
+        return not self.rows
+
+
+# --- schema ---------------------------------------------------------------
+
+
+@dataclass
+class Column:
+    name: str
+    type: str = ""  # declared type as the engine reports it
+    primary_key: bool = False
+    not_null: bool = False
+
+
+@dataclass
+class ForeignKey:
+    table: str
+    columns: list[str]
+    ref_table: str
+    ref_columns: list[str]
+
+
+@dataclass
+class Table:
+    name: str
+    columns: list[Column] = field(default_factory=list)
+    primary_key: list[str] = field(default_factory=list)
+    foreign_keys: list[ForeignKey] = field(default_factory=list)
+    row_count: int | None = None
+
+    def column(self, name: str) -> Column | None:
+        """Find a column by name, case-insensitively (as SQL identifiers are)."""
+        low = name.lower()
+        return next((c for c in self.columns if c.name.lower() == low), None)
+
+
+@dataclass
+class Schema:
+    tables: list[Table] = field(default_factory=list)
+    dialect: str = "sqlite"
+
+    def table(self, name: str) -> Table | None:
+        """Find a table by name, case-insensitively."""
+        low = name.lower()
+        return next((t for t in self.tables if t.name.lower() == low), None)
+
+    @property
+    def foreign_keys(self) -> list[ForeignKey]:
+        return [fk for t in self.tables for fk in t.foreign_keys]
+
+    def mapping(self) -> dict[str, dict[str, str]]:
+        """``{table: {column: type}}``, the form sqlglot's qualifier takes."""
+        return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in self.tables}
+
+
+@dataclass
+class ColumnProfile:
+    table: str
+    column: str
+    rows: int
+    null_fraction: float
+    distinct: int
+    min: Any = None
+    max: Any = None
+    samples: list[Any] = field(default_factory=list)
+
+
+# --- SQL edits (MIRA §3.2.2) ---------------------------------------------
+
+
+@dataclass
+class Edit:
+    """One AST edit between two queries: ``insert`` / ``remove`` / ``replace``."""
+
+    kind: str  # insert | remove | replace
+    clause: str  # select | from | join | where | group | having | order | limit | distinct | other
+    before: str | None = None  # SQL fragment in the first query (None for insert)
+    after: str | None = None  # SQL fragment in the second query (None for remove)
+    schema_refs: list[str] = field(default_factory=list)  # "table.column" or "table" touched
+    path: str = ""  # location of the node in the tree, e.g. "select.expressions[1]"
