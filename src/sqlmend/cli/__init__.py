@@ -27,7 +27,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+#: ``sqlmend bench ...``: benchmark commands, added to by several command modules.
+bench_app = typer.Typer(
+    help="Measure speed and quality on benchmark data (numbers for docs/benchmarks.md).",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+
 # Command modules, in the order their commands appear in --help.
+# Each exposes ``register(app)``; bench commands use ``sqlmend.cli.bench_app``.
 COMMAND_MODULES = [
     "sqlmend.cli.db_cmd",
     "sqlmend.cli.sql_cmd",
