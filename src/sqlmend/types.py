@@ -113,3 +113,82 @@ class Edit:
     after: str | None = None  # SQL fragment in the second query (None for remove)
     schema_refs: list[str] = field(default_factory=list)  # "table.column" or "table" touched
     path: str = ""  # location of the node in the tree, e.g. "select.expressions[1]"
+
+
+# --- detection, guard, correction ----------------------------------------
+
+
+@dataclass
+class Finding:
+    """Something a stage found wrong (or suspicious) in a SQL, with its evidence.
+
+    ``fixes`` holds fixes as data (AST edits understood by the engine that
+    produced them); a finding without fixes is a hint for later stages.
+    """
+
+    code: str  # stable code: a rule code ("VL01"), "detector", "memory:<item id>", ...
+    error_type: str  # an id of sqlmend.taxonomy
+    message: str
+    severity: str = "advisory"  # "strict" (may change SQL automatically) | "advisory"
+    source: str = "static"  # static | memory | detector | model
+    location: str = ""  # the SQL fragment or AST path concerned
+    schema_refs: list[str] = field(default_factory=list)  # "table" / "table.column"
+    evidence: dict[str, Any] = field(default_factory=dict)  # what the database/schema said
+    fixes: list[Any] = field(default_factory=list)
+    score: float | None = None  # detector probability, when there is one
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["fixes"] = [f if isinstance(f, (dict, str)) else repr(f) for f in self.fixes]
+        return d
+
+
+@dataclass
+class GuardVerdict:
+    """The validate-or-retain guard's decision on one candidate rewrite (MIRA §3.3.3)."""
+
+    accepted: bool
+    reason: str  # why accepted or rejected ("result unchanged", "candidate failed: ...")
+    sql: str  # the SQL to keep: the candidate if accepted, else the input
+
+
+@dataclass
+class StageTrace:
+    """What one pipeline stage did for one task."""
+
+    stage: str
+    status: str  # "ran" | "skipped" | "failed"
+    note: str = ""  # why skipped / failed, or a short summary
+    findings: list[Finding] = field(default_factory=list)
+    candidate: str | None = None
+    verdict: GuardVerdict | None = None
+    calls: int = 0  # model calls
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    detail: dict[str, Any] = field(default_factory=dict)  # prompts, edits, localizations, ...
+
+
+@dataclass
+class Correction:
+    """The result of correcting one task: the SQL to use and the trace of why."""
+
+    question_id: str
+    db_id: str
+    original_sql: str
+    sql: str
+    stages: list[StageTrace] = field(default_factory=list)
+    error: str | None = None  # a per-item failure (missing database, ...); sql is then the original
+
+    @property
+    def changed(self) -> bool:
+        return self.sql != self.original_sql
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for s in self.stages for f in s.findings]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["changed"] = self.changed
+        return d
