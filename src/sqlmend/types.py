@@ -192,3 +192,28 @@ class Correction:
         d = asdict(self)
         d["changed"] = self.changed
         return d
+
+
+@dataclass
+class StageContext:
+    """What a pipeline stage receives (the stage contract of docs/architecture.md).
+
+    ``db`` is the open database (``sqlmend.db.connect``); ``sql`` is the current
+    SQL (the input, or the last rewrite a guard accepted); ``findings`` are the
+    findings of earlier stages; ``resolve(stage_name)`` returns the model backend
+    configured for a stage, or ``None`` when none is (the stage then skips).
+    """
+
+    task: Task
+    db: Any
+    sql: str
+    findings: list[Finding] = field(default_factory=list)
+    config: Any = None  # sqlmend.pipeline.PipelineConfig
+    resolve: Any = None  # Callable[[str], backend | None]
+    traces: list[StageTrace] = field(default_factory=list)  # what earlier stages did
+    exec_result: ExecResult | None = None  # the current SQL's result, when a stage computed it
+    exec_error: str | None = None  # why the current SQL failed to execute, when it did
+
+    def backend(self, stage: str) -> Any:
+        """Return the model backend for ``stage``, or ``None`` (no resolver or none configured)."""
+        return self.resolve(stage) if self.resolve is not None else None
