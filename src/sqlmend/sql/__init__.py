@@ -1,0 +1,17 @@
+"""The SQL layer: the only package of sqlmend that imports sqlglot.
+
+Parse, normalize/qualify, features, edits (AST diff) and render. Everything above
+this layer uses these functions and :mod:`sqlmend.sql.ast` for node classes::
+
+    from sqlmend import sql
+    tree = sql.parse(text, dialect="sqlite")
+    text = sql.render(tree, dialect="sqlite")   # unchanged tree -> original text
+"""
+
+from __future__ import annotations
+
+from sqlmend.sql import ast
+from sqlmend.sql.parse import parse
+from sqlmend.sql.render import render, transpile
+
+__all__ = ["ast", "parse", "render", "transpile"]

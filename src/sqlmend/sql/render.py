@@ -1,0 +1,66 @@
+"""Turn trees back into SQL text, and SQL from one dialect into another."""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError, UnsupportedError
+
+from sqlmend.errors import SqlError, SqlParseError
+from sqlmend.sql.dialects import resolve
+from sqlmend.sql.parse import DIALECT_KEY, ORIGINAL_KEY, parse
+
+
+def render(tree: exp.Expression, dialect: str = "sqlite", original: str | None = None,
+           pretty: bool = False) -> str:
+    """SQL text of a tree; the original text, byte for byte, when the tree is unchanged.
+
+    "Unchanged" means: the tree equals the tree parsed from ``original`` (or, when
+    ``original`` is not given, from the text the tree itself was parsed from).
+    Equality is structural and exact (identifier case and literal values count).
+
+    Args:
+        tree: a tree from :func:`sqlmend.sql.parse` (possibly edited) or built by hand.
+        dialect: the dialect to write.
+        original: the text to return when nothing changed; defaults to the text
+            remembered by :func:`parse`.
+        pretty: write the SQL over several indented lines (only when it changed).
+
+    Returns:
+        The SQL text.
+    """
+    write = resolve(dialect)
+    source = original if original is not None else tree.meta.get(ORIGINAL_KEY)
+    if source is not None:
+        read = tree.meta.get(DIALECT_KEY, write)
+        if read == write:
+            try:
+                if parse(source, read) == tree:
+                    return source
+            except SqlParseError:
+                pass
+    return tree.sql(dialect=write or None, pretty=pretty)
+
+
+def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: bool = False) -> str:
+    """Translate one SQL statement from one dialect to another.
+
+    Args:
+        sql: the SQL text (one statement).
+        read: its dialect.
+        write: the dialect to produce.
+        pretty: write over several indented lines.
+
+    Returns:
+        The translated SQL.
+
+    Raises:
+        SqlParseError: the text does not parse in ``read``.
+        SqlError: sqlglot cannot express the query in ``write``.
+    """
+    tree = parse(sql, read)
+    try:
+        return tree.sql(dialect=resolve(write) or None, pretty=pretty,
+                        unsupported_level=sqlglot.ErrorLevel.RAISE)
+    except (UnsupportedError, ParseError, TokenError) as e:
+        raise SqlError(f"cannot write this query in {write}: {e}") from e

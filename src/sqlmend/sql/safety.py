@@ -1,0 +1,181 @@
+"""The read-only check: is a SQL text one read-only SELECT/WITH, and nothing else?
+
+Every database connection of sqlmend runs this check on the parsed AST before a
+query reaches the engine (the engines then refuse writes a second time: SQLite's
+authorizer, PostgreSQL's read-only transaction, DuckDB's read-only mode).
+
+The check refuses:
+
+* more than one statement (including one hidden behind a comment);
+* any statement whose root is not a query (SELECT, a set operation, VALUES);
+* any write, DDL, session or file node anywhere in the tree (a DELETE inside a
+  CTE, ``SELECT ... INTO``, ``SELECT ... FOR UPDATE``, ATTACH, PRAGMA, COPY, ...);
+* functions that read or write files, load code or change server state
+  (``load_extension``, ``pg_read_file``, ``read_csv``, ``set_config``, ...);
+* a table named by a string (DuckDB reads ``FROM 'file.csv'``).
+
+A text sqlglot cannot parse is still judged: when its tokens show a single
+statement that starts like a query and contains no write keyword it is passed on,
+so that the engine reports the syntax error itself (a wrong prediction must fail
+like it fails in the engine); otherwise it is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from sqlmend.errors import ReadOnlyViolation
+from sqlmend.sql.dialects import resolve
+
+#: Node classes that write, change the schema or the session, or touch files.
+FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
+    getattr(exp, name) for name in (
+        "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable",
+        "Attach", "Detach", "Pragma", "Command", "Copy", "Into", "Lock", "Set", "Use",
+        "Transaction", "Commit", "Rollback", "LoadData", "Grant", "Revoke", "Analyze",
+        "Install", "Kill", "Cache", "Uncache", "Refresh", "Export", "Describe", "Show",
+        "Summarize",
+    ) if hasattr(exp, name)
+)
+
+#: Query roots allowed at the top of the statement.
+QUERY_ROOTS: tuple[type[exp.Expression], ...] = (exp.Select, exp.SetOperation, exp.Values,
+                                                  exp.Subquery)
+
+#: Functions refused in any dialect (lower case). Reading files, loading code,
+#: changing server state, sequences and large objects, remote databases.
+FORBIDDEN_FUNCTIONS: frozenset[str] = frozenset({
+    # SQLite
+    "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile",
+    "sqlar_compress", "sqlar_uncompress", "lsdir", "fsdir",
+    # PostgreSQL
+    "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "pg_ls_logdir",
+    "pg_ls_waldir", "pg_ls_tmpdir", "pg_ls_archive_statusdir", "lo_import", "lo_export",
+    "lo_from_bytea", "lo_put", "lo_create", "lo_unlink", "lo_creat", "lo_open", "lo_truncate",
+    "set_config", "pg_reload_conf", "pg_rotate_logfile", "pg_terminate_backend",
+    "pg_cancel_backend", "pg_switch_wal", "pg_create_restore_point", "pg_promote",
+    "nextval", "setval", "pg_advisory_lock", "pg_advisory_xact_lock", "pg_try_advisory_lock",
+    "pg_file_write", "pg_file_rename", "pg_file_unlink", "dblink", "dblink_exec",
+    "dblink_connect", "query_to_xml", "pg_logical_emit_message", "txid_current",
+    "pg_current_xact_id",
+    # DuckDB
+    "read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json", "read_json_auto",
+    "read_json_objects", "read_ndjson", "read_ndjson_auto", "read_ndjson_objects", "read_text",
+    "read_blob", "glob", "sqlite_scan", "sqlite_attach", "postgres_scan", "postgres_attach",
+    "postgres_query", "mysql_scan", "iceberg_scan", "delta_scan", "read_xlsx", "query_table",
+    "query", "parquet_metadata", "parquet_schema", "duckdb_secrets", "getenv",
+})
+
+#: Keywords that, in a text sqlglot cannot parse, mark it as more than a query.
+_WRITE_TOKENS = frozenset({
+    TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE, TokenType.DROP, TokenType.CREATE,
+    TokenType.ALTER, TokenType.PRAGMA, TokenType.COPY, TokenType.MERGE, TokenType.REPLACE,
+    TokenType.INTO, TokenType.SET, TokenType.USE, TokenType.COMMIT, TokenType.ROLLBACK,
+    TokenType.BEGIN, TokenType.TRUNCATE, TokenType.COMMAND, TokenType.GRANT,
+    TokenType.LOAD, TokenType.ATTACH, TokenType.DETACH, TokenType.INSTALL,
+} & set(TokenType))
+
+_WRITE_WORDS = frozenset({
+    "insert", "update", "delete", "drop", "create", "alter", "attach", "detach", "pragma",
+    "vacuum", "reindex", "analyze", "copy", "merge", "replace", "into", "set", "use", "begin",
+    "commit", "rollback", "savepoint", "release", "truncate", "grant", "revoke", "load",
+    "install", "export", "import", "call", "do", "execute", "prepare", "lock", "checkpoint",
+    "upsert", "returning",
+}) | FORBIDDEN_FUNCTIONS
+
+_QUERY_START = frozenset({"select", "with", "values", "("})
+
+_log = logging.getLogger("sqlglot")
+
+
+def check_read_only(sql: str, dialect: str = "sqlite") -> None:
+    """Refuse anything but a single read-only SELECT/WITH query.
+
+    Args:
+        sql: the SQL text.
+        dialect: the dialect to parse with (``"sqlite"``, ``"postgres"``, ``"duckdb"``, ...).
+
+    Raises:
+        ReadOnlyViolation: the text is empty, holds several statements, or writes,
+            changes the schema or session, loads code or touches files.
+    """
+    if not sql or not sql.strip():
+        raise ReadOnlyViolation("empty SQL")
+    read = resolve(dialect)
+    level = _log.level
+    _log.setLevel(logging.ERROR)  # sqlglot warns when it falls back to exp.Command
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=read) if s is not None]
+    except (ParseError, TokenError):
+        _check_unparsed(sql, read)
+        return
+    finally:
+        _log.setLevel(level)
+    if len(statements) != 1:
+        raise ReadOnlyViolation(
+            f"expected one statement, found {len(statements)}" if statements else "no statement")
+    _check_tree(statements[0])
+
+
+def is_read_only(sql: str, dialect: str = "sqlite") -> bool:
+    """Return whether :func:`check_read_only` accepts ``sql``.
+
+    Args:
+        sql: the SQL text.
+        dialect: the dialect to parse with.
+
+    Returns:
+        True when the text is a single read-only query.
+    """
+    try:
+        check_read_only(sql, dialect)
+    except ReadOnlyViolation:
+        return False
+    return True
+
+
+def _check_tree(tree: exp.Expression) -> None:
+    if not isinstance(tree, QUERY_ROOTS):
+        raise ReadOnlyViolation(f"not a query: {type(tree).__name__.upper()} statement refused")
+    for node in tree.walk():
+        if isinstance(node, FORBIDDEN_NODES):
+            raise ReadOnlyViolation(f"{type(node).__name__.upper()} is not allowed in a read-only query")
+        if isinstance(node, exp.Func):
+            name = _function_name(node)
+            if name in FORBIDDEN_FUNCTIONS:
+                raise ReadOnlyViolation(f"function {name}() is not allowed")
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Literal):
+            raise ReadOnlyViolation(f"reading from a file or string table {node.this.sql()} is not allowed")
+
+
+def _function_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    return node.sql_name().lower() if hasattr(node, "sql_name") else type(node).__name__.lower()
+
+
+def _check_unparsed(sql: str, read: str) -> None:
+    """Judge a text sqlglot cannot parse from its tokens alone."""
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(read).tokenize(sql)
+    except (TokenError, ParseError) as e:
+        raise ReadOnlyViolation(f"SQL cannot be tokenized: {e}") from e
+    if not tokens:
+        raise ReadOnlyViolation("no statement")
+    body = list(tokens)
+    while body and body[-1].token_type == TokenType.SEMICOLON:
+        body.pop()
+    if any(t.token_type == TokenType.SEMICOLON for t in body):
+        raise ReadOnlyViolation("several statements are not allowed")
+    if not body or body[0].text.lower() not in _QUERY_START:
+        raise ReadOnlyViolation("not a query: only SELECT/WITH statements are allowed")
+    for t in body:
+        if t.token_type in _WRITE_TOKENS or (
+                t.token_type not in (TokenType.STRING, TokenType.NATIONAL_STRING)
+                and t.text.lower() in _WRITE_WORDS):
+            raise ReadOnlyViolation(f"{t.text.upper()} is not allowed in a read-only query")
