@@ -74,7 +74,7 @@ FORBIDDEN_FUNCTIONS: frozenset[str] = frozenset({
 #: Keywords that, in a text sqlglot cannot parse, mark it as more than a query.
 _WRITE_TOKENS = frozenset({
     TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE, TokenType.DROP, TokenType.CREATE,
-    TokenType.ALTER, TokenType.PRAGMA, TokenType.COPY, TokenType.MERGE, TokenType.REPLACE,
+    TokenType.ALTER, TokenType.PRAGMA, TokenType.COPY, TokenType.MERGE,
     TokenType.INTO, TokenType.SET, TokenType.USE, TokenType.COMMIT, TokenType.ROLLBACK,
     TokenType.BEGIN, TokenType.TRUNCATE, TokenType.COMMAND, TokenType.GRANT,
     TokenType.LOAD, TokenType.ATTACH, TokenType.DETACH, TokenType.INSTALL,
@@ -82,11 +82,14 @@ _WRITE_TOKENS = frozenset({
 
 _WRITE_WORDS = frozenset({
     "insert", "update", "delete", "drop", "create", "alter", "attach", "detach", "pragma",
-    "vacuum", "reindex", "analyze", "copy", "merge", "replace", "into", "set", "use", "begin",
+    "vacuum", "reindex", "analyze", "copy", "merge", "into", "set", "use", "begin",
     "commit", "rollback", "savepoint", "release", "truncate", "grant", "revoke", "load",
     "install", "export", "import", "call", "do", "execute", "prepare", "lock", "checkpoint",
     "upsert", "returning",
-}) | FORBIDDEN_FUNCTIONS
+})
+
+_FILE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".json", ".ndjson", ".jsonl", ".gz", ".zst",
+                  ".xlsx", ".db", ".sqlite", ".duckdb", ".arrow")
 
 _QUERY_START = frozenset({"select", "with", "values", "("})
 
@@ -149,8 +152,16 @@ def _check_tree(tree: exp.Expression) -> None:
             name = _function_name(node)
             if name in FORBIDDEN_FUNCTIONS:
                 raise ReadOnlyViolation(f"function {name}() is not allowed")
-        if isinstance(node, exp.Table) and isinstance(node.this, exp.Literal):
-            raise ReadOnlyViolation(f"reading from a file or string table {node.this.sql()} is not allowed")
+        if isinstance(node, exp.Table) and _names_a_file(node):
+            raise ReadOnlyViolation(f"reading from a file {node.this.sql()} is not allowed")
+
+
+def _names_a_file(table: exp.Table) -> bool:
+    """A table given as a string or a path (DuckDB's replacement scans read such files)."""
+    if isinstance(table.this, exp.Literal):
+        return True
+    name = table.name if isinstance(table.this, exp.Identifier) else ""
+    return "/" in name or "\\" in name or name.lower().endswith(_FILE_SUFFIXES)
 
 
 def _function_name(node: exp.Func) -> str:
@@ -174,8 +185,11 @@ def _check_unparsed(sql: str, read: str) -> None:
         raise ReadOnlyViolation("several statements are not allowed")
     if not body or body[0].text.lower() not in _QUERY_START:
         raise ReadOnlyViolation("not a query: only SELECT/WITH statements are allowed")
-    for t in body:
-        if t.token_type in _WRITE_TOKENS or (
-                t.token_type not in (TokenType.STRING, TokenType.NATIONAL_STRING)
-                and t.text.lower() in _WRITE_WORDS):
+    for i, t in enumerate(body):
+        if t.token_type in (TokenType.STRING, TokenType.NATIONAL_STRING):
+            continue
+        word = t.text.lower()
+        called = i + 1 < len(body) and body[i + 1].token_type == TokenType.L_PAREN
+        if t.token_type in _WRITE_TOKENS or word in _WRITE_WORDS or (
+                called and word in FORBIDDEN_FUNCTIONS):
             raise ReadOnlyViolation(f"{t.text.upper()} is not allowed in a read-only query")
