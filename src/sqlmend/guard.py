@@ -27,18 +27,8 @@ from typing import Any
 
 from sqlmend import sql
 from sqlmend.errors import QueryError, QueryTimeout, ReadOnlyViolation, SqlError
+from sqlmend.sql.safety import check_read_only
 from sqlmend.types import ExecResult, GuardVerdict
-
-#: Node classes a guarded query may have at its root.
-_QUERY_ROOTS = (sql.ast.Select, sql.ast.SetOperation, sql.ast.Subquery)
-
-#: Node classes that must not occur anywhere in a guarded query.
-_WRITES = tuple(
-    getattr(sql.ast, name)
-    for name in ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "Merge", "Command",
-                 "Pragma", "Attach", "Detach", "Transaction", "Commit", "Rollback", "Set", "Use")
-    if hasattr(sql.ast, name)
-)
 
 def _squash(text: str) -> str:
     return " ".join(text.split()).rstrip(";").strip()
@@ -55,14 +45,13 @@ def read_only_problem(text: str, dialect: str = "sqlite") -> str | None:
         ``None`` for a single read-only query, else a short reason.
     """
     try:
-        tree = sql.parse(text, dialect=dialect)  # refuses several statements
+        sql.parse(text, dialect=dialect)  # refuses several statements
     except SqlError as exc:
         return f"does not parse as one statement: {exc}"
-    if not isinstance(tree, _QUERY_ROOTS):
-        return f"not a SELECT/WITH query ({type(tree).__name__})"
-    writer = next((n for n in tree.walk() if isinstance(n, _WRITES)), None)
-    if writer is not None:
-        return f"contains a write or command ({type(writer).__name__})"
+    try:
+        check_read_only(text, dialect)
+    except ReadOnlyViolation as exc:
+        return f"is not a read-only SELECT/WITH query: {exc}"
     return None
 
 
