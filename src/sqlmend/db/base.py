@@ -1,0 +1,228 @@
+"""The one interface every database engine of sqlmend implements.
+
+A :class:`Database` is read-only by construction: :meth:`Database.execute`
+refuses anything but a single read-only SELECT/WITH before the engine sees it
+(:func:`sqlmend.sql.safety.check_read_only`), and each engine refuses writes a
+second time in its own way. Subclasses implement four small hooks; schema,
+value index and profiles are built on them here, once for all engines.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlmend.errors import DatabaseError, QueryError
+from sqlmend.sql.safety import check_read_only
+from sqlmend.types import ColumnProfile, ExecResult, Schema
+
+if TYPE_CHECKING:
+    from sqlmend.db.values import ValueIndex
+
+#: Default time limit of a query, in seconds.
+DEFAULT_TIMEOUT = 30.0
+#: Default cap on returned rows.
+DEFAULT_MAX_ROWS = 10_000
+
+
+def quote_ident(name: str) -> str:
+    """Quote an identifier for SQLite, PostgreSQL and DuckDB alike.
+
+    Args:
+        name: a table or column name as the engine stores it.
+
+    Returns:
+        The name in double quotes, inner quotes doubled.
+    """
+    return '"' + name.replace('"', '""') + '"'
+
+
+def file_cache_key(engine: str, path: Path) -> str:
+    """Return a cache key for a database file: engine, path, mtime and size.
+
+    Args:
+        engine: the engine's name.
+        path: the resolved file path.
+
+    Returns:
+        A string that changes whenever the file is modified.
+    """
+    st = path.stat()
+    return f"{engine}:{path}:{st.st_mtime_ns}:{st.st_size}"
+
+
+class Database(ABC):
+    """A read-only connection to one database.
+
+    Use it as a context manager, or call :meth:`close`. Engines set
+    :attr:`dialect` (sqlglot's name) and :attr:`target` (the path or URL).
+    """
+
+    dialect: str = ""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self._schema: Schema | None = None
+        self._values: ValueIndex | None = None
+        self._profiles: dict[tuple[str, str], ColumnProfile] = {}
+
+    # --- engine hooks ----------------------------------------------------
+
+    @abstractmethod
+    def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
+        """Run one already-checked query; return columns, rows (at most max_rows) and truncated.
+
+        Raises QueryTimeout, QueryError or ReadOnlyViolation (when the engine refuses a write).
+        """
+
+    @abstractmethod
+    def _introspect(self) -> Schema:
+        """Tables, columns, declared types, primary and foreign keys (row counts are added here)."""
+
+    @abstractmethod
+    def cache_key(self) -> str | None:
+        """A string that changes when the database content may have changed, or None (no disk cache)."""
+
+    def close(self) -> None:
+        """Close the connection (safe to call twice)."""
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            conn.close()
+            self._conn = None
+
+    # --- public interface --------------------------------------------------
+
+    def execute(self, sql: str, timeout: float = DEFAULT_TIMEOUT,
+                max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:
+        """Run one read-only query.
+
+        Args:
+            sql: a single SELECT/WITH query in this database's dialect.
+            timeout: seconds before the query is interrupted.
+            max_rows: rows returned at most; ``truncated`` says whether more existed.
+
+        Returns:
+            The columns, rows, truncated flag and elapsed seconds.
+
+        Raises:
+            ReadOnlyViolation: the SQL is not a single read-only query (refused before
+                the engine, or by the engine).
+            QueryTimeout: the query ran past ``timeout``; the connection stays usable.
+            QueryError: the engine rejected or failed the query.
+        """
+        check_read_only(sql, self.dialect)
+        return self._timed(sql, timeout, max_rows)
+
+    def _timed(self, sql: str, timeout: float, max_rows: int) -> ExecResult:
+        if timeout <= 0:
+            raise QueryError(f"timeout must be positive, got {timeout}")
+        if max_rows < 0:
+            raise QueryError(f"max_rows must be >= 0, got {max_rows}")
+        start = time.perf_counter()
+        columns, rows, truncated = self._run(sql, timeout, max_rows)
+        return ExecResult(columns=columns, rows=rows, truncated=truncated,
+                          elapsed=time.perf_counter() - start)
+
+    def query(self, sql: str, timeout: float = DEFAULT_TIMEOUT,
+              max_rows: int = 1_000_000) -> list[tuple]:
+        """Run an internal read query (introspection, profiles, value index) and return its rows.
+
+        The AST check is skipped (these queries are sqlmend's own, and some use
+        engine catalogue syntax sqlglot does not model); the engine's own
+        read-only protections still apply.
+
+        Args:
+            sql: the query.
+            timeout: seconds before it is interrupted.
+            max_rows: rows returned at most.
+
+        Returns:
+            The rows.
+        """
+        return self._run(sql, timeout, max_rows)[1]
+
+    def schema(self) -> Schema:
+        """Return the schema: tables, columns, declared types, keys and row counts (computed once).
+
+        Returns:
+            A :class:`sqlmend.types.Schema` in this database's dialect.
+        """
+        if self._schema is None:
+            schema = self._introspect()
+            schema.dialect = self.dialect
+            for table in schema.tables:
+                rows = self.query(f"SELECT COUNT(*) FROM {quote_ident(table.name)}")
+                table.row_count = int(rows[0][0])
+            self._schema = schema
+        return self._schema
+
+    def value_index(self, rebuild: bool = False) -> ValueIndex:
+        """Return the value index of this database, loaded from the disk cache or built once.
+
+        Args:
+            rebuild: ignore the disk cache and build again.
+
+        Returns:
+            A :class:`sqlmend.db.values.ValueIndex`.
+        """
+        from sqlmend.db.values import ValueIndex
+
+        if self._values is None or rebuild:
+            self._values = ValueIndex.for_database(self, rebuild=rebuild)
+        return self._values
+
+    def profile(self, table: str, column: str, samples: int = 5) -> ColumnProfile:
+        """Describe one column: rows, null fraction, distinct count, min/max, sample values.
+
+        Args:
+            table: table name (case-insensitive).
+            column: column name (case-insensitive).
+            samples: how many distinct non-null values to return as samples.
+
+        Returns:
+            A :class:`sqlmend.types.ColumnProfile` (cached per column).
+
+        Raises:
+            DatabaseError: the table or column does not exist.
+        """
+        from sqlmend.db.profile import profile_column
+
+        t, c = self.resolve_column(table, column)
+        key = (t, c)
+        if key not in self._profiles:
+            self._profiles[key] = profile_column(self, t, c, samples=samples)
+        return self._profiles[key]
+
+    def resolve_column(self, table: str, column: str) -> tuple[str, str]:
+        """Return the stored spelling of ``table``/``column`` (names are case-insensitive).
+
+        Args:
+            table: table name in any case.
+            column: column name in any case.
+
+        Returns:
+            ``(table, column)`` as the engine stores them.
+
+        Raises:
+            DatabaseError: no such table or column.
+        """
+        t = self.schema().table(table)
+        if t is None:
+            raise DatabaseError(f"no table {table!r} in {self.target}")
+        c = t.column(column)
+        if c is None:
+            raise DatabaseError(f"no column {column!r} in table {t.name!r} of {self.target}")
+        return t.name, c.name
+
+    # --- context manager ----------------------------------------------------
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.target!r})"

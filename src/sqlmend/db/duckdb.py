@@ -1,0 +1,88 @@
+"""DuckDB files, opened read-only with external access (files, extensions, network) off.
+
+A timer calls the connection's ``interrupt()`` when a query passes its time
+limit; the connection stays usable.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import duckdb
+
+from sqlmend.db.base import Database, file_cache_key
+from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
+from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+from sqlmend.types import Schema
+
+_KEYS = """
+SELECT CASE constraint_type WHEN 'PRIMARY KEY' THEN 'primary' ELSE 'foreign' END, table_name,
+       constraint_column_names, referenced_table, referenced_column_names
+FROM duckdb_constraints()
+WHERE schema_name = current_schema() AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')
+"""
+
+
+class DuckDBDatabase(Database):
+    """A read-only DuckDB database file.
+
+    Args:
+        path: the ``.duckdb`` file.
+
+    Raises:
+        DatabaseNotFoundError: the file does not exist.
+        DatabaseError: the file cannot be opened by DuckDB.
+    """
+
+    dialect = "duckdb"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser().resolve()
+        super().__init__(str(self.path))
+        if not self.path.is_file():
+            raise DatabaseNotFoundError(f"no DuckDB database at {self.path}")
+        try:
+            self._conn = duckdb.connect(str(self.path), read_only=True,
+                                        config={"enable_external_access": False,
+                                                "autoload_known_extensions": False,
+                                                "autoinstall_known_extensions": False})
+            self._conn.execute("SET lock_configuration = true")
+        except duckdb.Error as e:
+            raise DatabaseError(f"cannot open {self.path} with DuckDB: {e}") from e
+
+    def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
+        conn = self._conn
+        if conn is None:
+            raise DatabaseError("connection is closed")
+        fired = threading.Event()
+
+        def interrupt() -> None:
+            fired.set()
+            conn.interrupt()
+
+        timer = threading.Timer(timeout, interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            cursor = conn.execute(sql)
+            columns = [d[0] for d in cursor.description or ()]
+            rows = cursor.fetchmany(max_rows + 1) if cursor.description else []
+        except duckdb.Error as e:
+            if fired.is_set() or isinstance(e, duckdb.InterruptException):
+                raise QueryTimeout(f"query interrupted after its time limit of {timeout:g}s",
+                                   timeout=timeout) from e
+            message = str(e)
+            low = message.lower()
+            if isinstance(e, duckdb.PermissionException) or "read-only" in low or "read only" in low:
+                raise ReadOnlyViolation(f"DuckDB refused: {message}") from e
+            raise QueryError(f"DuckDB: {message}", engine_message=message) from e
+        finally:
+            timer.cancel()
+        return columns, rows[:max_rows], len(rows) > max_rows
+
+    def _introspect(self) -> Schema:
+        return assemble_schema(self.dialect, self.query(INFORMATION_SCHEMA_COLUMNS), self.query(_KEYS))
+
+    def cache_key(self) -> str | None:
+        return file_cache_key("duckdb", self.path)

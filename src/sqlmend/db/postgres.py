@@ -1,0 +1,94 @@
+"""PostgreSQL, read-only: every query runs in a READ ONLY transaction with a statement_timeout.
+
+Queries go through a server-side cursor (``DECLARE``), so only ``max_rows + 1``
+rows ever cross the wire, and PostgreSQL itself refuses anything a cursor cannot
+hold (no second statement, no DML). Each query's transaction is rolled back.
+Connect as a role without write privileges for a third lock.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from sqlmend.db.base import Database
+from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
+from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+from sqlmend.types import Schema
+
+_KEYS = """
+SELECT CASE con.contype WHEN 'p' THEN 'primary' ELSE 'foreign' END, cl.relname,
+  ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY AS k(n, i)
+        JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i),
+  rcl.relname,
+  ARRAY(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY AS k(n, i)
+        JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i)
+FROM pg_constraint con
+JOIN pg_class cl ON cl.oid = con.conrelid
+JOIN pg_namespace ns ON ns.oid = cl.relnamespace
+LEFT JOIN pg_class rcl ON rcl.oid = con.confrelid
+WHERE ns.nspname = current_schema() AND con.contype IN ('p', 'f')
+ORDER BY cl.relname, con.conname
+"""
+
+_cursor_ids = itertools.count()
+
+
+class PostgresDatabase(Database):
+    """A PostgreSQL database, read through READ ONLY transactions.
+
+    Args:
+        url: a libpq URL or conninfo string (``postgresql://user@host:port/db``).
+        connect_timeout: seconds to wait for the server.
+
+    Raises:
+        DatabaseNotFoundError: the server answers but the database does not exist.
+        DatabaseError: the server cannot be reached or refuses the login.
+    """
+
+    dialect = "postgres"
+
+    def __init__(self, url: str, connect_timeout: float = 10.0) -> None:
+        super().__init__(url)
+        try:
+            self._conn = psycopg.connect(url, autocommit=False, connect_timeout=int(connect_timeout))
+        except psycopg.OperationalError as e:
+            if "does not exist" in str(e):
+                raise DatabaseNotFoundError(f"PostgreSQL database not found: {e}") from e
+            raise DatabaseError(f"cannot connect to PostgreSQL: {e}") from e
+        self._conn.read_only = True
+
+    def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
+        conn = self._conn
+        if conn is None:
+            raise DatabaseError("connection is closed")
+        try:
+            with conn.cursor() as setup:
+                setup.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
+            with conn.cursor(name=f"sqlmend_{next(_cursor_ids)}") as cursor:
+                cursor.execute(sql)
+                columns = [d.name for d in cursor.description or ()]
+                rows = cursor.fetchmany(max_rows + 1)
+        except pg_errors.QueryCanceled as e:
+            raise QueryTimeout(f"query interrupted after its time limit of {timeout:g}s",
+                               timeout=timeout) from e
+        except (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege) as e:
+            raise ReadOnlyViolation(f"PostgreSQL refused: {e}") from e
+        except psycopg.OperationalError as e:
+            raise DatabaseError(f"PostgreSQL connection failed: {e}") from e
+        except psycopg.Error as e:
+            message = str(e).strip()
+            raise QueryError(f"PostgreSQL: {message}", engine_message=message) from e
+        finally:
+            if not conn.closed:
+                conn.rollback()
+        return columns, rows[:max_rows], len(rows) > max_rows
+
+    def _introspect(self) -> Schema:
+        return assemble_schema(self.dialect, self.query(INFORMATION_SCHEMA_COLUMNS), self.query(_KEYS))
+
+    def cache_key(self) -> str | None:
+        """None: a server database has no cheap change stamp, so its value index stays in memory."""
+        return None

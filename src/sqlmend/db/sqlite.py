@@ -1,0 +1,151 @@
+"""SQLite files, opened read-only (the engine of the Spider and BIRD benchmarks).
+
+Three locks on writes, after the AST check of :meth:`Database.execute`:
+the file is opened with a ``file:...?mode=ro`` URI, ``PRAGMA query_only`` is on,
+and an authorizer allows only reads (no ATTACH, no PRAGMA but catalogue reads,
+no ``load_extension`` or file functions). A progress handler with a deadline
+interrupts a query over its time limit; the connection stays usable.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import quote
+
+from sqlmend.db.base import Database, file_cache_key, quote_ident
+from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+from sqlmend.types import Column, ForeignKey, Schema, Table
+
+#: Pragmas the authorizer lets through (catalogue reads used by introspection).
+READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "foreign_key_list", "index_list",
+                          "index_info", "index_xinfo"})
+
+#: SQL functions the authorizer refuses: they load code or touch files.
+DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer",
+                              "zipfile", "lsdir", "fsdir"})
+
+_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ,
+                              getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
+
+#: Virtual-machine instructions between two deadline checks.
+PROGRESS_STEPS = 1000
+
+
+def _decode(raw: bytes) -> str:
+    """Text as str; bytes that are not UTF-8 (a few Spider rows) become U+FFFD instead of failing."""
+    return raw.decode("utf-8", errors="replace")
+
+
+def _authorize(action: int, arg1: str | None, arg2: str | None, db_name: str | None,
+               trigger: str | None) -> int:
+    """SQLite authorizer: reads only (see the module docstring)."""
+    if action in _ALLOWED_ACTIONS:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        name = (arg2 or "").lower()
+        return sqlite3.SQLITE_DENY if name in DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in READ_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+class SqliteDatabase(Database):
+    """A read-only SQLite database file.
+
+    Args:
+        path: the ``.sqlite`` file.
+
+    Raises:
+        DatabaseNotFoundError: the file does not exist.
+        DatabaseError: the file cannot be opened as a SQLite database.
+    """
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser().resolve()
+        super().__init__(str(self.path))
+        if not self.path.is_file():
+            raise DatabaseNotFoundError(f"no SQLite database at {self.path}")
+        uri = f"file:{quote(str(self.path))}?mode=ro"
+        try:
+            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                                         check_same_thread=False, timeout=5.0)
+            self._conn.text_factory = _decode
+            self._conn.execute("PRAGMA query_only = ON")
+            self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as e:
+            raise DatabaseError(f"cannot open {self.path} as SQLite: {e}") from e
+        self._conn.set_authorizer(_authorize)
+        self._deadline: float | None = None
+        self._timed_out = False
+        self._conn.set_progress_handler(self._progress, PROGRESS_STEPS)
+
+    def _progress(self) -> int:
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self._timed_out = True
+            return 1  # non-zero interrupts the statement
+        return 0
+
+    def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
+        self._timed_out = False
+        self._deadline = time.monotonic() + timeout
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(sql)
+            columns = [d[0] for d in cursor.description or ()]
+            rows = cursor.fetchmany(max_rows + 1) if cursor.description else []
+        except (sqlite3.Error, sqlite3.Warning) as e:
+            raise self._translate(e, timeout) from e
+        finally:
+            self._deadline = None
+            cursor.close()
+        truncated = len(rows) > max_rows
+        return columns, rows[:max_rows], truncated
+
+    def _translate(self, error: Exception, timeout: float) -> Exception:
+        message = str(error)
+        if self._timed_out:
+            return QueryTimeout(f"query interrupted after its time limit of {timeout:g}s", timeout=timeout)
+        low = message.lower()
+        if "not authorized" in low or "readonly" in low or "read-only" in low or "prohibited" in low:
+            return ReadOnlyViolation(f"SQLite refused: {message}")
+        return QueryError(f"SQLite: {message}", engine_message=message)
+
+    def _introspect(self) -> Schema:
+        names = [r[0] for r in self.query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
+            "ESCAPE '\\' ORDER BY rowid")]
+        tables = []
+        for name in names:
+            info = self.query(f"PRAGMA table_info({quote_ident(name)})")
+            columns = [Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]), not_null=bool(r[3]))
+                       for r in info]
+            pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
+            tables.append(Table(name=name, columns=columns, primary_key=pk))
+        schema = Schema(tables=tables, dialect=self.dialect)
+        for table in tables:
+            table.foreign_keys = self._foreign_keys(table.name, schema)
+        return schema
+
+    def _foreign_keys(self, table: str, schema: Schema) -> list[ForeignKey]:
+        groups: dict[int, list[tuple]] = defaultdict(list)
+        for row in self.query(f"PRAGMA foreign_key_list({quote_ident(table)})"):
+            groups[row[0]].append(row)
+        keys = []
+        for rows in groups.values():
+            rows.sort(key=lambda r: r[1])
+            target = schema.table(rows[0][2])
+            ref_table = target.name if target else rows[0][2]
+            ref_columns = [r[4] for r in rows]
+            if any(c is None for c in ref_columns):  # REFERENCES t without columns: t's primary key
+                ref_columns = list(target.primary_key) if target else []
+            keys.append(ForeignKey(table=table, columns=[r[3] for r in rows], ref_table=ref_table,
+                                   ref_columns=ref_columns))
+        return keys
+
+    def cache_key(self) -> str | None:
+        return file_cache_key("sqlite", self.path)
