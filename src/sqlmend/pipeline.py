@@ -1,0 +1,585 @@
+"""The correction pipeline: static → memory → detector → refinement → guard.
+
+``correct(task, config)`` runs the configured stages on one task and returns a
+:class:`~sqlmend.types.Correction`; :func:`correct_batch` runs many tasks in
+parallel (a concurrency limit for model calls, a progress bar, a JSONL
+checkpoint that a killed run resumes from, per-item errors recorded while the
+batch goes on) and :func:`summarize` totals calls, tokens and time.
+
+Stages follow the stage contract of ``docs/architecture.md``: an object with a
+``name`` and ``run(ctx) -> StageTrace``. They are imported lazily, so a stage
+whose package is missing is skipped and says so; a stage that needs a model and
+has none configured skips itself. Every rewrite, from any stage, passes
+``sqlmend.guard.validate``; the final ``guard`` stage checks the end result
+against the input once more, so the output is either a guarded rewrite or the
+input unchanged ("never turn a correct query into a wrong one").
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from sqlmend.errors import ConfigError, DatabaseNotFoundError, SqlmendError
+from sqlmend.types import Correction, Finding, GuardVerdict, StageContext, StageTrace, Task
+
+#: Stage names in pipeline order. ``refine`` is filled by the chosen strategy.
+STAGE_ORDER = ("static", "memory", "detector", "refine", "guard")
+
+#: Where each stage lives ("module:Class"; the first that imports wins).
+STAGE_CLASSES: dict[str, tuple[str, ...]] = {
+    "static": ("sqlmend.rules.stage:StaticStage",),
+    "memory": ("sqlmend.memory.stage:MemoryStage",),
+    "detector": ("sqlmend.detect.stage:DetectorStage", "sqlmend.detect:DetectorStage"),
+}
+
+#: The refinement strategies: ErrorLLM's error-guided refinement and the baselines.
+STRATEGIES: dict[str, str] = {
+    "errorllm": "sqlmend.refine.stage:RefineStage",
+    "self-correction": "sqlmend.refine.baselines:SelfCorrectionStage",
+    "din-sql": "sqlmend.refine.baselines:DinSqlStage",
+    "self-debug": "sqlmend.refine.baselines:SelfDebugStage",
+    "mac-sql": "sqlmend.refine.baselines:MacSqlStage",
+}
+
+Strategy = Literal["errorllm", "self-correction", "din-sql", "self-debug", "mac-sql"]
+
+
+class PipelineConfig(BaseModel):
+    """Settings of one correction run (``extra="forbid"``: a typo is an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: Strategy = Field("errorllm", description="refinement strategy: ErrorLLM or a baseline")
+    stages: list[str] | None = Field(
+        None, description="stages to run, in pipeline order; default: all for errorllm, "
+                          "refine+guard for a baseline (they do not detect first)")
+    db: str | None = Field(None, description="one database (path or URL) for every task")
+    db_root: str | None = Field(None, description="folder of <db_id>/<db_id>.sqlite; "
+                                                  "default: the Spider databases of the data root")
+    timeout: float = Field(30.0, gt=0, description="seconds per SQL execution")
+    max_rows: int = Field(10_000, gt=0, description="rows fetched per execution")
+    workers: int = Field(4, ge=1, description="tasks corrected in parallel")
+    model_concurrency: int = Field(1, ge=1, description="model calls in flight at once")
+    model: str | None = Field(None, description="model endpoint for every model stage "
+                                                "(a name of the llm config, e.g. 'local')")
+    stage_models: dict[str, str] = Field(default_factory=dict,
+                                         description="per-stage model endpoint, wins over `model`")
+    llm_config: str | None = Field(None, description="path of the llm endpoints file")
+    priority: list[str] = Field(
+        default_factory=lambda: ["table", "attribute", "value", "condition", "function",
+                                 "clause", "modifier"],
+        description="error families in the order refinement addresses them (ErrorLLM §3.3)")
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict,
+                                               description="per-stage options, by stage name")
+
+    @field_validator("stages")
+    @classmethod
+    def _known_stages(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        unknown = [s for s in value if s not in STAGE_ORDER]
+        if unknown:
+            raise ValueError(f"unknown stage(s) {unknown}; known: {', '.join(STAGE_ORDER)}")
+        return [s for s in STAGE_ORDER if s in value]
+
+    def stage_names(self) -> list[str]:
+        """Return the stages this configuration runs, in pipeline order."""
+        if self.stages is not None:
+            return list(self.stages)
+        if self.strategy == "errorllm":
+            return list(STAGE_ORDER)
+        return ["refine", "guard"]
+
+    def model_for(self, stage: str) -> str | None:
+        """Return the endpoint name configured for ``stage`` (None: no model)."""
+        return self.stage_models.get(stage, self.model)
+
+
+# --- stage loading ---------------------------------------------------------
+
+
+@dataclass
+class _Missing:
+    """Stands in for a stage whose package cannot be imported: it skips, saying why."""
+
+    name: str
+    why: str
+
+    def run(self, ctx: StageContext) -> StageTrace:
+        return StageTrace(stage=self.name, status="skipped", note=f"stage not available: {self.why}")
+
+
+def _import(spec: str) -> Any:
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _build(cls: Any, config: PipelineConfig) -> Any:
+    factory = getattr(cls, "from_config", None)
+    return factory(config) if callable(factory) else cls()
+
+
+def load_stage(name: str, config: PipelineConfig) -> Any:
+    """Build the stage called ``name`` (a missing package gives a stage that skips).
+
+    Args:
+        name: one of :data:`STAGE_ORDER` except ``guard``.
+        config: the run's configuration (``from_config(config)`` is used when the
+            stage class defines it, else the class is built without arguments).
+
+    Returns:
+        An object with ``name`` and ``run(ctx) -> StageTrace``.
+    """
+    specs = (STRATEGIES[config.strategy],) if name == "refine" else STAGE_CLASSES[name]
+    why = ""
+    for spec in specs:
+        try:
+            cls = _import(spec)
+        except (ImportError, AttributeError) as exc:
+            why = f"{spec}: {exc}"
+            continue
+        stage = _build(cls, config)
+        if not getattr(stage, "name", None):
+            stage.name = name
+        return stage
+    return _Missing(name, why)
+
+
+# --- models ---------------------------------------------------------------
+
+
+class _Limited:
+    """A model backend whose calls share a semaphore (the model concurrency limit)."""
+
+    def __init__(self, backend: Any, gate: threading.Semaphore):
+        self._backend = backend
+        self._gate = gate
+
+    def chat(self, *args: Any, **kwargs: Any) -> Any:
+        with self._gate:
+            return self._backend.chat(*args, **kwargs)
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self._backend, item)
+
+
+def make_resolver(config: PipelineConfig, gate: threading.Semaphore | None = None
+                  ) -> Callable[[str], Any]:
+    """Return ``resolve(stage) -> backend | None`` for this configuration.
+
+    A stage gets the endpoint of ``config.stage_models`` / ``config.model``, or
+    whatever ``sqlmend.llm.resolve`` assigns it in the llm config; ``None`` when
+    neither names one (or the llm package is missing). Backends are built once
+    and shared; their ``chat`` calls pass through ``gate``.
+
+    Args:
+        config: the run's configuration.
+        gate: the semaphore limiting concurrent model calls (one is made if None).
+    """
+    gate = gate or threading.Semaphore(config.model_concurrency)
+    cache: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def resolve(stage: str) -> Any:
+        with lock:
+            if stage not in cache:
+                cache[stage] = _resolve_backend(config, stage)
+            backend = cache[stage]
+        return None if backend is None else _Limited(backend, gate)
+
+    return resolve
+
+
+def _resolve_backend(config: PipelineConfig, stage: str) -> Any:
+    try:
+        llm = importlib.import_module("sqlmend.llm")
+    except ImportError:
+        return None
+    name = config.model_for(stage)
+    kwargs: dict[str, Any] = {}
+    if config.llm_config:
+        kwargs["config"] = config.llm_config
+    if name:
+        kwargs["endpoint"] = name
+    elif not config.llm_config:
+        return None  # no model named anywhere: model stages skip
+    try:
+        return llm.resolve(stage, **kwargs)
+    except TypeError:  # an llm layer without these keywords: assign by stage only
+        return llm.resolve(stage)
+
+
+# --- databases ------------------------------------------------------------
+
+
+def database_for(task: Task, config: PipelineConfig) -> str:
+    """Return the path or URL of the database of ``task``.
+
+    Raises:
+        DatabaseNotFoundError: the benchmark database file does not exist.
+    """
+    if config.db:
+        return config.db
+    if config.db_root:
+        root = Path(config.db_root)
+    else:
+        from sqlmend.paths import data_root
+
+        root = data_root() / "spider" / "database"
+    path = root / task.db_id / f"{task.db_id}.sqlite"
+    if not path.exists():
+        raise DatabaseNotFoundError(f"database {task.db_id!r} not found at {path}")
+    return str(path)
+
+
+def _connect(url: str) -> Any:
+    from sqlmend.db import connect
+
+    return connect(url)
+
+
+def _validate(db: Any, original: str, candidate: str, timeout: float) -> GuardVerdict:
+    from sqlmend import guard
+
+    return guard.validate(db, original, candidate, timeout=timeout)
+
+
+# --- one task -------------------------------------------------------------
+
+
+def _resolved(trace: StageTrace) -> bool:
+    """True when a stage's accepted rewrite applied its findings' fixes."""
+    return bool(trace.verdict and trace.verdict.accepted)
+
+
+def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
+    start = time.perf_counter()
+    try:
+        trace = stage.run(ctx)
+    except Exception as exc:  # one stage failing never stops the task
+        kind = type(exc).__name__
+        trace = StageTrace(stage=getattr(stage, "name", "?"), status="failed", note=f"{kind}: {exc}")
+    if not trace.seconds:
+        trace.seconds = round(time.perf_counter() - start, 4)
+    return trace
+
+
+def _final_guard(ctx: StageContext, original: str) -> StageTrace:
+    trace = StageTrace(stage="guard", status="ran")
+    if ctx.sql == original:
+        trace.note = "no rewrite to check; the input is kept"
+        return trace
+    verdict = _validate(ctx.db, original, ctx.sql, ctx.config.timeout)
+    trace.candidate = ctx.sql
+    trace.verdict = verdict
+    trace.note = verdict.reason
+    if not verdict.accepted:
+        ctx.sql = original
+    return trace
+
+
+def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
+    """Run ``stages`` on ``ctx`` in order, chaining accepted rewrites and findings.
+
+    A stage's candidate is taken only with an accepted guard verdict. Findings of
+    a stage whose rewrite was accepted are recorded in the trace but not passed on
+    (they are fixed); the others reach the later stages through ``ctx.findings``.
+
+    Args:
+        ctx: the context; ``ctx.traces`` receives one trace per stage.
+        stages: stage objects (``"guard"`` stands for the final guard).
+        original: the input SQL, for the final guard.
+    """
+    for stage in stages:
+        if stage == "guard":
+            trace = _final_guard(ctx, original)
+            trace.seconds = trace.seconds or 0.0
+            ctx.traces.append(trace)
+            continue
+        trace = _run_stage(stage, ctx)
+        ctx.traces.append(trace)
+        if trace.candidate and trace.verdict and trace.verdict.accepted:
+            ctx.sql = trace.verdict.sql
+            ctx.exec_result = None
+            ctx.exec_error = None
+        elif trace.candidate and trace.verdict is None:
+            # a stage must guard its own rewrite; an unguarded candidate is not taken
+            trace.note = (trace.note + "; " if trace.note else "") + "candidate without guard verdict ignored"
+        if not _resolved(trace):
+            ctx.findings.extend(trace.findings)
+
+
+class Pipeline:
+    """The stages of one configuration, built once and shared by every task."""
+
+    def __init__(self, config: PipelineConfig | None = None,
+                 resolve: Callable[[str], Any] | None = None):
+        """Build the stages of ``config``.
+
+        Args:
+            config: the run's configuration (defaults: errorllm, every stage).
+            resolve: ``stage -> backend | None``; default :func:`make_resolver`.
+        """
+        self.config = config or PipelineConfig()
+        self.resolve = resolve or make_resolver(self.config)
+        self.stages: list[Any] = [
+            "guard" if name == "guard" else load_stage(name, self.config)
+            for name in self.config.stage_names()
+        ]
+
+    def correct(self, task: Task) -> Correction:
+        """Correct one task. Never raises for a per-item problem: it goes to ``error``.
+
+        Args:
+            task: the question, database id and SQL to check.
+
+        Returns:
+            The correction: the SQL to use (the input when nothing was proven
+            wrong or every rewrite was rejected) and one trace per stage.
+        """
+        result = Correction(question_id=task.question_id, db_id=task.db_id,
+                            original_sql=task.sql, sql=task.sql)
+        if not task.sql or not task.sql.strip():
+            result.error = "empty SQL"
+            return result
+        try:
+            url = database_for(task, self.config)
+            with _connect(url) as db:
+                ctx = StageContext(task=task, db=db, sql=task.sql, config=self.config,
+                                   resolve=self.resolve)
+                run_stages(ctx, self.stages, task.sql)
+        except SqlmendError as exc:
+            result.error = f"{type(exc).__name__}: {exc}"
+            return result
+        result.stages = ctx.traces
+        result.sql = ctx.sql
+        return result
+
+
+def correct(task: Task, config: PipelineConfig | None = None) -> Correction:
+    """Correct one task with a fresh pipeline (for many tasks use :func:`correct_batch`).
+
+    Args:
+        task: the question, database id and SQL to check.
+        config: the run's configuration.
+
+    Returns:
+        The :class:`~sqlmend.types.Correction`.
+    """
+    return Pipeline(config).correct(task)
+
+
+# --- checkpoints ----------------------------------------------------------
+
+
+def correction_from_dict(d: dict[str, Any]) -> Correction:
+    """Rebuild a :class:`Correction` from its ``to_dict()`` form (a checkpoint line)."""
+    stages = []
+    for s in d.get("stages", []):
+        s = dict(s)
+        s["findings"] = [Finding(**f) for f in s.get("findings", [])]
+        s["verdict"] = GuardVerdict(**s["verdict"]) if s.get("verdict") else None
+        stages.append(StageTrace(**s))
+    return Correction(question_id=str(d["question_id"]), db_id=d["db_id"],
+                      original_sql=d["original_sql"], sql=d["sql"], stages=stages,
+                      error=d.get("error"))
+
+
+def read_checkpoint(path: str | os.PathLike) -> dict[str, Correction]:
+    """Read the corrections already written to a JSONL checkpoint.
+
+    A last line cut short by a kill is ignored (its task runs again).
+
+    Returns:
+        ``{question_id: Correction}``.
+    """
+    done: dict[str, Correction] = {}
+    p = Path(path)
+    if not p.exists():
+        return done
+    with p.open(encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                c = correction_from_dict(json.loads(line))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+            done[c.question_id] = c
+    return done
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a partial last line (a kill mid-write) so that appends start on a new line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    keep = data.rfind(b"\n") + 1
+    with path.open("r+b") as fh:
+        fh.truncate(keep)
+
+
+class _Checkpoint:
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.lock = threading.Lock()
+        self.fh = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _repair_tail(path)
+            self.fh = path.open("a", encoding="utf-8")
+
+    def write(self, c: Correction) -> None:
+        if self.fh is None:
+            return
+        line = json.dumps(c.to_dict(), ensure_ascii=False, default=str)
+        with self.lock:
+            self.fh.write(line + "\n")
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+
+
+# --- batches --------------------------------------------------------------
+
+
+def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *,
+                  checkpoint: str | os.PathLike | None = None, progress: bool = True,
+                  resolve: Callable[[str], Any] | None = None) -> list[Correction]:
+    """Correct many tasks in parallel, resumably.
+
+    Tasks whose ``question_id`` is already in ``checkpoint`` are not run again;
+    each finished task is appended (and flushed) to it at once, so a killed run
+    loses at most the tasks in flight. A task that fails gets its ``error`` set
+    and the batch goes on.
+
+    Args:
+        tasks: the tasks, in output order.
+        config: the run's configuration (``workers`` tasks at once,
+            ``model_concurrency`` model calls at once).
+        checkpoint: a JSONL file of corrections to resume from and append to.
+        progress: show a progress bar.
+        resolve: the model resolver (default :func:`make_resolver`).
+
+    Returns:
+        One correction per task, in the order of ``tasks``.
+    """
+    config = config or PipelineConfig()
+    tasks = list(tasks)
+    ids = [t.question_id for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("question ids of a batch must be unique")
+    done = read_checkpoint(checkpoint) if checkpoint else {}
+    todo = [t for t in tasks if t.question_id not in done]
+    pipe = Pipeline(config, resolve=resolve)
+    sink = _Checkpoint(Path(checkpoint) if checkpoint else None)
+    results: dict[str, Correction] = {k: v for k, v in done.items() if k in set(ids)}
+    bar = _progress(len(tasks), len(tasks) - len(todo), progress)
+    try:
+        with ThreadPoolExecutor(max_workers=config.workers) as pool:
+            futures = {pool.submit(_safe_correct, pipe, t): t for t in todo}
+            for fut in as_completed(futures):
+                c = fut.result()
+                results[c.question_id] = c
+                sink.write(c)
+                bar.update(1)
+    finally:
+        bar.close()
+        sink.close()
+    return [results[i] for i in ids]
+
+
+def _safe_correct(pipe: Pipeline, task: Task) -> Correction:
+    try:
+        return pipe.correct(task)
+    except Exception as exc:  # a bug in one item must not kill the batch
+        return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
+                          sql=task.sql, error=f"{type(exc).__name__}: {exc}")
+
+
+def _progress(total: int, initial: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not enabled, desc="correct", unit="q",
+                dynamic_ncols=True)
+
+
+# --- summary --------------------------------------------------------------
+
+
+@dataclass
+class Summary:
+    """Totals of a batch: what changed, what failed, and what it cost."""
+
+    queries: int = 0
+    changed: int = 0
+    errors: int = 0
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    stages: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> status -> count
+
+    @property
+    def calls_per_query(self) -> float:
+        return self.calls / self.queries if self.queries else 0.0
+
+    @property
+    def tokens_per_query(self) -> float:
+        return (self.tokens_in + self.tokens_out) / self.queries if self.queries else 0.0
+
+    @property
+    def seconds_per_query(self) -> float:
+        return self.seconds / self.queries if self.queries else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queries": self.queries, "changed": self.changed, "errors": self.errors,
+            "calls": self.calls, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+            "seconds": round(self.seconds, 3),
+            "calls_per_query": round(self.calls_per_query, 3),
+            "tokens_per_query": round(self.tokens_per_query, 1),
+            "seconds_per_query": round(self.seconds_per_query, 4),
+            "stages": self.stages,
+        }
+
+
+def summarize(corrections: Iterable[Correction]) -> Summary:
+    """Total the calls, tokens, time and stage outcomes of a batch.
+
+    Args:
+        corrections: the batch's results.
+
+    Returns:
+        A :class:`Summary` (per-query averages as properties).
+    """
+    s = Summary()
+    for c in corrections:
+        s.queries += 1
+        s.changed += int(c.changed)
+        s.errors += int(c.error is not None)
+        for t in c.stages:
+            s.calls += t.calls
+            s.tokens_in += t.tokens_in
+            s.tokens_out += t.tokens_out
+            s.seconds += t.seconds
+            counts = s.stages.setdefault(t.stage, {})
+            counts[t.status] = counts.get(t.status, 0) + 1
+    return s

@@ -1,0 +1,114 @@
+"""RefineStage: ErrorLLM's error-guided refinement as a pipeline stage (paper §3.3).
+
+For the errors earlier stages found and did not fix: localize them (LocLLM;
+static findings come localized), extract each one's subtree, schema subgraph and
+evidence (Ext), fill the type's guideline, order the errors by priority, and ask
+RefLLM for a rewrite, which passes the guard. A SQL with no detected error is
+returned untouched, without a model call.
+
+Models: the backend of stage ``refine`` (RefLLM) and of ``localize`` (LocLLM;
+the refine backend when none is configured for it).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlmend import sql
+from sqlmend.errors import ModelError, SqlError
+from sqlmend.refine import guidelines
+from sqlmend.refine.chat import CallBook
+from sqlmend.refine.common import execute_current, guarded, setting
+from sqlmend.refine.extract import exec_summary, extract, nodes, schema_text
+from sqlmend.refine.localize import detected_types, localize
+from sqlmend.refine.refiner import brief, build_messages, rewrite
+from sqlmend.types import StageContext, StageTrace
+
+
+class RefineStage:
+    """Error-guided refinement (LocLLM → Ext → guideline → priority → RefLLM → guard)."""
+
+    name = "refine"
+
+    def __init__(self, shots: int = 1, max_errors: int = 4):
+        """Args:
+            shots: few-shot examples per error type in the RefLLM prompt.
+            max_errors: most errors addressed in one rewrite (highest priority first).
+        """
+        self.shots = shots
+        self.max_errors = max_errors
+
+    def run(self, ctx: StageContext) -> StageTrace:
+        """Refine ``ctx.sql`` guided by ``ctx.findings``.
+
+        Args:
+            ctx: the stage context.
+
+        Returns:
+            The trace: localizations, guidelines, prompts, the candidate, the guard
+            verdict, which errors were addressed and, if rejected, why.
+        """
+        t0 = time.perf_counter()
+        trace = StageTrace(stage=self.name, status="skipped")
+        types = detected_types(ctx.findings)
+        if not types:
+            trace.note = "no error detected: SQL returned untouched, no model call"
+            return trace
+        ref_backend = ctx.backend("refine")
+        if ref_backend is None:
+            trace.note = f"no model configured for stage 'refine' ({len(types)} error(s) left unrefined)"
+            trace.detail["errors"] = types
+            return trace
+        loc_backend = ctx.backend("localize") or ref_backend
+        trace.status = "ran"
+        book = CallBook()
+        try:
+            self._refine(ctx, types, loc_backend, ref_backend, book, trace)
+        except ModelError as exc:
+            trace.status = "failed"
+            trace.note = f"model failed, original kept: {type(exc).__name__}: {exc}"
+        book.charge(trace)
+        trace.seconds = round(time.perf_counter() - t0, 4)
+        return trace
+
+    def _refine(self, ctx: StageContext, types: list[str], loc_backend: Any, ref_backend: Any,
+                book: CallBook, trace: StageTrace) -> None:
+        dialect = getattr(ctx.db, "dialect", "sqlite")
+        try:
+            tree = sql.parse(ctx.sql, dialect=dialect)
+        except SqlError:
+            tree = None  # refine from the text alone: no subtree, whole schema
+        schema = ctx.db.schema()
+        all_nodes = nodes(tree, dialect) if tree is not None else []
+        result, error = execute_current(ctx)
+        execution = exec_summary(result, error)
+        locs = localize(ctx.findings, question=ctx.task.question, evidence=ctx.task.evidence,
+                        sql_text=ctx.sql, all_nodes=all_nodes, schema=schema_text(schema),
+                        execution=execution, backend=loc_backend, book=book)
+        priority = setting(ctx, self.name, "priority", guidelines.DEFAULT_PRIORITY)
+        ordered = guidelines.order([loc.error_type for loc in locs], priority)
+        by_type = {loc.error_type: loc for loc in locs}
+        briefs = []
+        for tid in ordered[: setting(ctx, self.name, "max_errors", self.max_errors)]:
+            loc = by_type[tid]
+            ext = extract(tid, tree, schema, node_paths=loc.nodes, schema_refs=loc.schema_refs,
+                          clauses=guidelines.load(tid).clauses, db=ctx.db,
+                          evidence={**loc.evidence, "execution": execution}, dialect=dialect)
+            briefs.append(brief(loc, ext))
+        trace.detail["localizations"] = [loc.to_dict() for loc in locs]
+        trace.detail["order"] = [b.localization.error_type for b in briefs]
+        trace.detail["guidelines"] = {b.localization.error_type: b.guideline for b in briefs}
+        trace.detail["extracts"] = [b.extract.to_dict() for b in briefs]
+        msgs = build_messages(briefs, question=ctx.task.question, evidence=ctx.task.evidence,
+                              sql_text=ctx.sql, shots=setting(ctx, self.name, "shots", self.shots))
+        proposal = rewrite(ref_backend, msgs, book)
+        trace.detail["addressed"] = proposal.addressed
+        if proposal.no_change or not proposal.sql:
+            trace.note = proposal.note or "the model proposed no SQL; original kept"
+            return
+        trace.candidate = proposal.sql
+        trace.verdict = guarded(ctx, proposal.sql)
+        if not trace.verdict.accepted:
+            trace.detail["rejected"] = trace.verdict.reason
+        trace.note = "; ".join(x for x in (proposal.note, trace.verdict.reason) if x)
