@@ -71,11 +71,11 @@ class PipelineConfig(BaseModel):
     max_rows: int = Field(10_000, gt=0, description="rows fetched per execution")
     workers: int = Field(4, ge=1, description="tasks corrected in parallel")
     model_concurrency: int = Field(1, ge=1, description="model calls in flight at once")
-    model: str | None = Field(None, description="model endpoint for every model stage "
-                                                "(a name of the llm config, e.g. 'local')")
-    stage_models: dict[str, str] = Field(default_factory=dict,
-                                         description="per-stage model endpoint, wins over `model`")
-    llm_config: str | None = Field(None, description="path of the llm endpoints file")
+    models: list[str] = Field(
+        default_factory=list,
+        description="model assignments STAGE=ENDPOINT ('*=local': the embedded SmolLM2 for every "
+                    "model stage), applied over the llm config file and environment")
+    llm_config: str | None = Field(None, description="path of the llm endpoints file (TOML)")
     priority: list[str] = Field(
         default_factory=lambda: ["table", "attribute", "value", "condition", "function",
                                  "clause", "modifier"],
@@ -100,10 +100,6 @@ class PipelineConfig(BaseModel):
         if self.strategy == "errorllm":
             return list(STAGE_ORDER)
         return ["refine", "guard"]
-
-    def model_for(self, stage: str) -> str | None:
-        """Return the endpoint name configured for ``stage`` (None: no model)."""
-        return self.stage_models.get(stage, self.model)
 
 
 # --- stage loading ---------------------------------------------------------
@@ -174,50 +170,37 @@ class _Limited:
         return getattr(self._backend, item)
 
 
-def make_resolver(config: PipelineConfig, gate: threading.Semaphore | None = None
-                  ) -> Callable[[str], Any]:
+def make_resolver(config: PipelineConfig, gate: threading.Semaphore | None = None,
+                  llm_config: Any = None) -> Callable[[str], Any]:
     """Return ``resolve(stage) -> backend | None`` for this configuration.
 
-    A stage gets the endpoint of ``config.stage_models`` / ``config.model``, or
-    whatever ``sqlmend.llm.resolve`` assigns it in the llm config; ``None`` when
-    neither names one (or the llm package is missing). Backends are built once
-    and shared; their ``chat`` calls pass through ``gate``.
+    The llm layer's configuration (file, environment, then ``config.models``)
+    says which endpoint serves which model stage (``localizer``, ``refiner``,
+    ``baseline``, ``detector``, ...); a stage without one gets ``None`` and skips.
+    Backends are built once and shared; their ``chat`` calls pass through ``gate``.
 
     Args:
         config: the run's configuration.
         gate: the semaphore limiting concurrent model calls (one is made if None).
+        llm_config: an ``sqlmend.llm.LLMConfig`` to use as is (tests, services).
+
+    Raises:
+        ConfigError: a model assignment names an unknown endpoint.
     """
     gate = gate or threading.Semaphore(config.model_concurrency)
-    cache: dict[str, Any] = {}
-    lock = threading.Lock()
-
-    def resolve(stage: str) -> Any:
-        with lock:
-            if stage not in cache:
-                cache[stage] = _resolve_backend(config, stage)
-            backend = cache[stage]
-        return None if backend is None else _Limited(backend, gate)
-
-    return resolve
-
-
-def _resolve_backend(config: PipelineConfig, stage: str) -> Any:
     try:
         llm = importlib.import_module("sqlmend.llm")
     except ImportError:
-        return None
-    name = config.model_for(stage)
-    kwargs: dict[str, Any] = {}
-    if config.llm_config:
-        kwargs["config"] = config.llm_config
-    if name:
-        kwargs["endpoint"] = name
-    elif not config.llm_config:
-        return None  # no model named anywhere: model stages skip
-    try:
-        return llm.resolve(stage, **kwargs)
-    except TypeError:  # an llm layer without these keywords: assign by stage only
-        return llm.resolve(stage)
+        return lambda stage: None
+    cfg = llm_config or llm.LLMConfig.load(config.llm_config)
+    if config.models and llm_config is None:
+        cfg = cfg.with_overrides(config.models)
+
+    def resolve(stage: str) -> Any:
+        backend = cfg.resolve(stage)
+        return None if backend is None else _Limited(backend, gate)
+
+    return resolve
 
 
 # --- databases ------------------------------------------------------------

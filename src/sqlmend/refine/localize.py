@@ -121,7 +121,7 @@ def _type_block(type_id: str) -> str:
 
 def localize(findings: list[Finding], *, question: str, evidence: str, sql_text: str,
              all_nodes: list[Node], schema: str, execution: dict[str, Any],
-             backend: Any | None, book: CallBook, stage: str = "localize") -> list[Localization]:
+             backend: Any | None, book: CallBook, stage: str = "localizer") -> list[Localization]:
     """Localize every detected error type (one LocLLM call for those that need one).
 
     Args:

@@ -105,7 +105,7 @@ def build_messages(briefs: list[ErrorBrief], *, question: str, evidence: str, sq
 
 
 def rewrite(backend: Any, messages: list[dict[str, str]], book: CallBook,
-            stage: str = "refine") -> Rewrite:
+            stage: str = "refiner") -> Rewrite:
     """Ask RefLLM for the rewrite.
 
     A structured answer that does not validate is read as text once more (the SQL

@@ -6,8 +6,8 @@ evidence (Ext), fill the type's guideline, order the errors by priority, and ask
 RefLLM for a rewrite, which passes the guard. A SQL with no detected error is
 returned untouched, without a model call.
 
-Models: the backend of stage ``refine`` (RefLLM) and of ``localize`` (LocLLM;
-the refine backend when none is configured for it).
+Models: the llm stage ``refiner`` (RefLLM) and ``localizer`` (LocLLM; the
+refiner's model when none is configured for it).
 """
 
 from __future__ import annotations
@@ -55,12 +55,12 @@ class RefineStage:
         if not types:
             trace.note = "no error detected: SQL returned untouched, no model call"
             return trace
-        ref_backend = ctx.backend("refine")
+        ref_backend = ctx.backend("refiner")
         if ref_backend is None:
-            trace.note = f"no model configured for stage 'refine' ({len(types)} error(s) left unrefined)"
+            trace.note = f"no model configured for stage 'refiner' ({len(types)} error(s) left unrefined)"
             trace.detail["errors"] = types
             return trace
-        loc_backend = ctx.backend("localize") or ref_backend
+        loc_backend = ctx.backend("localizer") or ref_backend
         trace.status = "ran"
         book = CallBook()
         try:
