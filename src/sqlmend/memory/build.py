@@ -1,0 +1,193 @@
+"""Repair memory construction, end to end (MIRA §3.2): correction -> memory items.
+
+For one historical correction (q_i, s-_i, s+_i): recover a validated repair
+(§3.2.1), diff and group its edits, isolate and judge each group (§3.2.2),
+build one item per accepted repair unit and store the admitted ones
+(§3.2.3). A correction that yields nothing is logged with the reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmend import sql
+from sqlmend.errors import SqlmendError
+from sqlmend.memory.edits import extract_edits, group_edits
+from sqlmend.memory.isolation import collect_evidence, isolate
+from sqlmend.memory.items import (LocalCheck, MemoryItem, SemanticContract, SourceSupport,
+                                  StructuralSignature, admission_problem)
+from sqlmend.memory.judge import judge_mechanical, judge_model
+from sqlmend.memory.keys import item_keys
+from sqlmend.memory.modelcall import Usage, embed
+from sqlmend.memory.recovery import recover
+from sqlmend.memory.store import MemoryStore
+
+_CHECKS = {
+    "value_binding": ("the literal compared with {column} and the rows it matches",
+                      "the literal matches no stored value of {column} while a stored variant exists"),
+    "column_substitution": ("the columns of the {clause} clause and the question's words",
+                            "{wrong} is used where the question names {right}"),
+    "distinct": ("duplicate rows in the current result", "the result repeats rows"),
+    "join_condition": ("the join condition and the schema's key pairs",
+                       "the join pairs {wrong} instead of the key pair {right}"),
+    "general": ("the structure of the signature in the current SQL",
+                "the current SQL shows the incorrect form of the signature"),
+}
+
+
+@dataclass
+class Correction:
+    """A confirmed historical correction h_i = (q_i, s-_i, s+_i)."""
+
+    question_id: str
+    question: str
+    wrong_sql: str
+    corrected_sql: str
+
+
+@dataclass
+class BuildReport:
+    corrections: int = 0
+    items: int = 0
+    by_kind: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)  # by stage
+    recovered: Counter = field(default_factory=Counter)  # by how
+    usage: Usage = field(default_factory=Usage)
+
+    def add(self, other: "BuildReport") -> None:
+        self.corrections += other.corrections
+        self.items += other.items
+        self.by_kind.update(other.by_kind)
+        self.rejected.update(other.rejected)
+        self.recovered.update(other.recovered)
+        self.usage.add(other.usage)
+
+
+def _normalized(text: str, schema: Any, dialect: str) -> str:
+    return sql.normalize(text, schema, dialect=dialect).sql(dialect=dialect)
+
+
+def _fmt(template: str, params: dict[str, Any]) -> str:
+    try:
+        return template.format(**params)
+    except (KeyError, IndexError):
+        return template
+
+
+def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = None,
+                decompose: bool = True, budget: int = 3, report: BuildReport | None = None,
+                log: Any = None, db_id: str = "") -> list[MemoryItem]:
+    """Turn one historical correction into admitted memory items (§3.2).
+
+    Args:
+        db: the open database of the correction.
+        case: the historical correction.
+        schema: the database schema (``db.schema()`` when None).
+        backend: a model backend (recovery proposals, judge); None: mechanical only.
+        decompose: False keeps the whole difference as one unit (ablation, §4.4).
+        budget: model rounds for repair recovery.
+        report: counters to update.
+        log: ``log(question_id, stage, reason)`` for corrections or groups that yield nothing.
+        db_id: the database id stored on the items.
+
+    Returns:
+        The admitted items (without vectors; see :func:`build_memory`).
+    """
+    report = report if report is not None else BuildReport()
+    report.corrections += 1
+    log = log or (lambda *a: None)
+    dialect = getattr(db, "dialect", "sqlite")
+    schema = schema if schema is not None else db.schema()
+    rec = recover(db, case.question, case.wrong_sql, case.corrected_sql, schema=schema,
+                  backend=backend, budget=budget)
+    report.usage.add(rec.usage)
+    report.recovered[rec.how] += 1
+    if rec.repair_sql is None:
+        report.rejected["recovery"] += 1
+        log(case.question_id, "recovery", rec.reason)
+        return []
+    try:
+        wrong_n, val_n = _normalized(case.wrong_sql, schema, dialect), _normalized(rec.repair_sql, schema, dialect)
+        edits = extract_edits(wrong_n, val_n, schema=schema, dialect=dialect)
+    except SqlmendError as e:
+        report.rejected["edits"] += 1
+        log(case.question_id, "edits", f"cannot normalize or diff: {e}")
+        return []
+    items = []
+    for group in group_edits(edits, decompose=decompose):
+        iso = isolate(val_n, group, schema=schema, dialect=dialect)
+        if not iso.valid:
+            report.rejected["isolation"] += 1
+            log(case.question_id, "isolation", iso.problem)
+            continue
+        facts = collect_evidence(db, iso, schema=schema)
+        if backend is not None:
+            verdict = judge_model(backend, db, case.question, iso, facts, report.usage)
+        else:
+            verdict = judge_mechanical(case.question, iso, facts, dialect)
+        if not verdict.accepted:
+            report.rejected["judge"] += 1
+            log(case.question_id, "judge", verdict.reason)
+            continue
+        observation, violation = _CHECKS.get(verdict.kind, _CHECKS["general"])
+        item = MemoryItem(
+            db_id=db_id, kind=verdict.kind,
+            error_type=verdict.error_type,
+            contract=SemanticContract(**{k: verdict.contract.get(k, "" if k != "preserve" else [])
+                                         for k in ("applicability", "incorrect_behavior", "required_behavior",
+                                                   "repair_behavior", "preserve", "not_applicable")}),
+            signature=StructuralSignature(edits=[e.__dict__ for e in group.edits], clauses=group.clauses,
+                                          schema_refs=group.schema_refs),
+            check=LocalCheck(_fmt(observation, verdict.params), _fmt(violation, verdict.params), verdict.params),
+            support=SourceSupport(case.question_id, case.question, case.wrong_sql, rec.repair_sql,
+                                  iso.reverted_sql, facts, verdict.judged_by),
+            keys=item_keys(iso.reverted_sql, group.schema_refs, group.clauses,
+                           added=group.kinds == ["insert"], dialect=dialect))
+        item.signature.context = item.keys
+        problem = admission_problem(item)
+        if problem:
+            report.rejected["admission"] += 1
+            log(case.question_id, "admission", problem)
+            continue
+        items.append(item)
+    return items
+
+
+def build_memory(db: Any, db_id: str, cases: list[Correction], store: MemoryStore, backend: Any = None,
+                 embedder: Any = None, decompose: bool = True, budget: int = 3) -> BuildReport:
+    """Build (or extend) one database's repair memory from its historical corrections.
+
+    Args:
+        db: the open database.
+        db_id: its id (stored on every item).
+        cases: the historical corrections of this database.
+        store: the database's store (items are added; call ``store.clear()`` first to rebuild).
+        backend: a chat backend (recovery, judge); None: mechanical items only.
+        embedder: an embedding backend for the semantic vectors; None: no vectors
+            (retrieval then uses the structural channel only).
+        decompose: False: one item per correction (ablation).
+        budget: model rounds for repair recovery.
+
+    Returns:
+        The build report (items, rejections by stage, model usage).
+    """
+    report = BuildReport()
+    schema = db.schema()
+    for case in cases:
+        try:
+            items = build_items(db, case, schema, backend, decompose, budget, report, store.reject, db_id)
+        except SqlmendError as e:
+            report.rejected["error"] += 1
+            store.reject(case.question_id, "error", str(e))
+            continue
+        if items and embedder is not None:
+            vectors = embed(embedder, [i.semantic_text() for i in items], report.usage)
+            for item, vec in zip(items, vectors or []):
+                item.vector = vec
+        for item in items:
+            store.add(item)
+            report.items += 1
+            report.by_kind[item.kind] += 1
+    return report

@@ -1,0 +1,159 @@
+"""The memory stage of the correction pipeline: MIRA's online reuse (§3.3).
+
+Retrieve the current database's items (§3.3.1), activate those the evidence
+supports (§3.3.2), adapt them into one rewrite and pass it through the guard
+(§3.3.3). With no model configured only mechanical items are verified and
+applied; the trace says how each repair was made (``detail["how"]``).
+
+Options (``PipelineConfig.options["memory"]``): ``store`` (folder of the
+per-database stores) or ``namespace``; ``budget`` (retrieval context budget,
+items); ``verify`` (False: w/o evidence-verified activation); ``local``
+(False: w/o target local adaptation).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlmend.errors import SqlmendError
+from sqlmend.guard import validate
+from sqlmend.memory.activation import Activation, activate_model, check_mechanical, observe
+from sqlmend.memory.adapt import adapt_mechanical, adapt_model
+from sqlmend.memory.items import MemoryItem
+from sqlmend.memory.keys import sql_keys
+from sqlmend.memory.modelcall import Usage, embed
+from sqlmend.memory.retrieval import retrieve
+from sqlmend.memory.store import MemoryStore, store_root
+from sqlmend.types import Finding, StageContext, StageTrace
+
+
+class MemoryStage:
+    """MIRA's repair memory reuse as a pipeline stage (stage contract of docs/architecture.md).
+
+    Args:
+        folder: the folder of per-database stores (``store_root(namespace)`` by default).
+        budget: the retrieval context budget, in items.
+        verify: evidence-verified activation (False: the §4.4 ablation).
+        local: target local adaptation (False: the §4.4 ablation).
+        timeout: seconds per query.
+    """
+
+    name = "memory"
+
+    def __init__(self, folder: Any = None, budget: int = 8, verify: bool = True, local: bool = True,
+                 timeout: float = 30.0):
+        self.folder = folder if folder is not None else store_root()
+        self.budget, self.verify, self.local, self.timeout = budget, verify, local, timeout
+        self._items: dict[str, list[MemoryItem]] = {}
+
+    @classmethod
+    def from_config(cls, config: Any) -> "MemoryStage":
+        """Build the stage from a ``PipelineConfig`` (its ``options["memory"]``).
+
+        Args:
+            config: the pipeline configuration.
+
+        Returns:
+            The stage.
+        """
+        opts = dict((getattr(config, "options", None) or {}).get("memory", {}))
+        folder = store_root(opts.get("namespace", "default"), opts.get("store"))
+        return cls(folder, int(opts.get("budget", 8)), bool(opts.get("verify", True)),
+                   bool(opts.get("local", True)), float(getattr(config, "timeout", 30.0)))
+
+    def items(self, db_id: str) -> list[MemoryItem]:
+        """Return (and cache) one database's items.
+
+        Args:
+            db_id: the database.
+
+        Returns:
+            Its items; empty when it has no memory.
+        """
+        if db_id not in self._items:
+            path = self.folder / f"{db_id}.sqlite"
+            if not path.exists():
+                self._items[db_id] = []
+            else:
+                with MemoryStore(self.folder, db_id) as store:
+                    self._items[db_id] = store.items()
+        return self._items[db_id]
+
+    def run(self, ctx: StageContext) -> StageTrace:
+        """Correct ``ctx.sql`` with the database's repair memory (§3.3).
+
+        Args:
+            ctx: the stage context.
+
+        Returns:
+            The trace: findings for activated items, the guarded candidate.
+        """
+        start = time.perf_counter()
+        trace = StageTrace(stage=self.name, status="ran")
+        items = self.items(ctx.task.db_id)
+        if not items:
+            trace.status, trace.note = "skipped", f"no repair memory for database {ctx.task.db_id}"
+            return trace
+        usage = Usage()
+        try:
+            self._run(ctx, items, trace, usage)
+        except SqlmendError as e:
+            trace.status, trace.note = "failed", f"memory stage failed: {e}"
+        trace.calls, trace.tokens_in, trace.tokens_out = usage.calls, usage.tokens_in, usage.tokens_out
+        trace.detail["usage"] = {"chat": usage.chat, "embed": usage.embed}
+        trace.seconds = time.perf_counter() - start
+        return trace
+
+    def _run(self, ctx: StageContext, items: list[MemoryItem], trace: StageTrace, usage: Usage) -> None:
+        dialect = getattr(ctx.db, "dialect", "sqlite")
+        backend, embedder = ctx.backend("memory"), ctx.backend("embedder")
+        qvec = None
+        if embedder is not None and any(m.vector for m in items):
+            vecs = embed(embedder, [ctx.task.question], usage)
+            qvec = vecs[0] if vecs else None
+        keys = sql_keys(ctx.sql, dialect)
+        candidates = retrieve(items, keys, qvec, self.budget)
+        trace.detail["retrieved"] = [{"id": c.item.id, "kind": c.item.kind, "channel": c.channel,
+                                      "score": round(c.score, 4)} for c in candidates]
+        if not candidates:
+            trace.note = "no related memory item"
+            return
+        result = ctx.exec_result
+        if result is None and ctx.exec_error is None:
+            try:
+                result = ctx.db.execute(ctx.sql, timeout=self.timeout)
+            except SqlmendError:
+                result = None
+        observations = observe(ctx.db, ctx.sql)
+        acts: list[Activation] = [check_mechanical(c, ctx.task.question, keys, observations, ctx.db, ctx.sql,
+                                                   result, self.verify) for c in candidates if c.item.mechanical]
+        general = [c for c in candidates if not c.item.mechanical]
+        if general and backend is not None:
+            acts += activate_model(backend, ctx.db, ctx.task.question, ctx.sql, general, observations,
+                                   usage, self.verify)
+        active = [a for a in acts if a.active]
+        trace.detail["activation"] = [{"id": a.candidate.item.id, "active": a.active, "reason": a.reason}
+                                      for a in acts]
+        if not active:
+            trace.note = f"{len(candidates)} retrieved, none activated"
+            return
+        if backend is not None and (not self.local or any(not a.candidate.item.mechanical for a in active)):
+            adaptation = adapt_model(backend, ctx.task.question, ctx.sql, active, observations, usage, self.local)
+        else:
+            adaptation = adapt_mechanical(ctx.sql, [a for a in active if a.candidate.item.mechanical], dialect)
+        trace.detail["how"] = adaptation.how
+        trace.detail["applied"] = adaptation.applied
+        for a in active:
+            m = a.candidate.item
+            trace.findings.append(Finding(
+                code=f"memory:{m.id}", error_type=m.error_type, message=m.contract.incorrect_behavior,
+                source="memory", location=str(a.binding), schema_refs=m.signature.schema_refs,
+                evidence={"reason": a.reason, "channel": a.candidate.channel, "applied_by": adaptation.how}))
+        if adaptation.candidate is None:
+            trace.note = adaptation.note
+            return
+        trace.candidate = adaptation.candidate
+        trace.verdict = validate(ctx.db, ctx.sql, adaptation.candidate, timeout=self.timeout,
+                                 original_result=result, original_error=ctx.exec_error)
+        trace.note = f"{len(active)} item(s) activated, {adaptation.how} rewrite: {trace.verdict.reason}"

@@ -1,0 +1,126 @@
+"""The per-database repair memory: one SQLite file per database (MIRA §3.2.3).
+
+"The resulting memory items form a fixed, database-scoped repair memory before
+online reuse." A store lives in a folder (default ``~/.cache/sqlmend/memory/
+<namespace>``) as ``<db_id>.sqlite`` with one row per item plus a log of the
+historical corrections that produced no item and why (§3.2.1).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from sqlmend.errors import ConfigError
+from sqlmend.memory.items import MemoryItem
+from sqlmend.paths import cache_dir
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS items (
+    id TEXT PRIMARY KEY, db_id TEXT NOT NULL, kind TEXT NOT NULL, error_type TEXT NOT NULL,
+    question_id TEXT, keys TEXT NOT NULL, vector TEXT, body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rejections (
+    question_id TEXT NOT NULL, stage TEXT NOT NULL, reason TEXT NOT NULL,
+    PRIMARY KEY (question_id, stage, reason)
+);
+"""
+
+
+def store_root(namespace: str = "default", root: str | Path | None = None) -> Path:
+    """Return the folder holding one namespace's per-database stores.
+
+    Args:
+        namespace: a name for one memory (e.g. the prediction file it was built from).
+        root: an explicit folder; default ``<cache>/memory/<namespace>``.
+
+    Returns:
+        The folder (created).
+    """
+    if root is not None:
+        path = Path(root).expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return cache_dir("memory", namespace)
+
+
+class MemoryStore:
+    """The repair memory of one database.
+
+    Args:
+        folder: the folder of per-database stores (see :func:`store_root`).
+        db_id: the database.
+    """
+
+    def __init__(self, folder: str | Path, db_id: str):
+        if not db_id or "/" in db_id:
+            raise ConfigError(f"invalid database id for a memory store: {db_id!r}")
+        self.db_id = db_id
+        self.path = Path(folder) / f"{db_id}.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._con = sqlite3.connect(self.path)
+        self._con.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def add(self, item: MemoryItem) -> None:
+        """Insert or replace one item.
+
+        Args:
+            item: the item (its ``db_id`` must be this store's).
+        """
+        if item.db_id != self.db_id:
+            raise ConfigError(f"item of {item.db_id} cannot go to the store of {self.db_id}")
+        body = item.to_dict()
+        body.pop("vector", None)
+        self._con.execute(
+            "INSERT OR REPLACE INTO items VALUES (?,?,?,?,?,?,?,?)",
+            (item.id, item.db_id, item.kind, item.error_type, item.support.question_id,
+             json.dumps(item.keys), json.dumps(item.vector) if item.vector is not None else None,
+             json.dumps(body)))
+        self._con.commit()
+
+    def reject(self, question_id: str, stage: str, reason: str) -> None:
+        """Log a historical correction that produced no item, and why.
+
+        Args:
+            question_id: the historical question.
+            stage: where it stopped (recovery, isolation, judge, admission).
+            reason: the reason.
+        """
+        self._con.execute("INSERT OR IGNORE INTO rejections VALUES (?,?,?)", (question_id, stage, reason))
+        self._con.commit()
+
+    def items(self) -> list[MemoryItem]:
+        """Return every item, in insertion order.
+
+        Returns:
+            The items, vectors included.
+        """
+        out = []
+        for body, vector in self._con.execute("SELECT body, vector FROM items ORDER BY rowid"):
+            d = json.loads(body)
+            d["vector"] = json.loads(vector) if vector else None
+            out.append(MemoryItem.from_dict(d))
+        return out
+
+    def rejections(self) -> list[tuple[str, str, str]]:
+        """Return ``(question_id, stage, reason)`` rows of the rejection log."""
+        return list(self._con.execute("SELECT question_id, stage, reason FROM rejections ORDER BY rowid"))
+
+    def clear(self) -> None:
+        """Remove every item and rejection (before a rebuild)."""
+        self._con.execute("DELETE FROM items")
+        self._con.execute("DELETE FROM rejections")
+        self._con.commit()
+
+    def __len__(self) -> int:
+        return self._con.execute("SELECT COUNT(*) FROM items").fetchone()[0]
