@@ -1,0 +1,322 @@
+"""The backend interface every language-model backend implements.
+
+A backend answers three kinds of calls:
+
+* :meth:`Backend.chat` -- chat completion, optionally asked for JSON that matches a schema
+  (validated with pydantic, retried once with the validation error, else
+  :class:`~sqlmend.errors.StructuredOutputError`);
+* :meth:`Backend.embed` -- sentence embeddings, one row per text;
+* :meth:`Backend.next_token_scores` -- log-probabilities of the next token, restricted to
+  given token ids (what ErrorLLM's constrained error-token decoding needs).
+
+Subclasses implement ``_chat`` / ``_embed`` / ``_next_token_scores``; the public methods
+add the call log and cache (:mod:`sqlmend.llm.calllog`) and structured output
+(:mod:`sqlmend.llm.structured`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sqlmend.errors import ModelError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from sqlmend.llm.calllog import CallLog
+
+#: A chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``.
+Message = dict[str, str]
+
+
+class ChatOptions(BaseModel):
+    """Options of one chat call. Unknown options are refused (``extra="forbid"``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy, deterministic")
+    max_tokens: int = Field(256, ge=1, le=32_768, description="most tokens to generate")
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    seed: int | None = Field(None, description="sampling seed, where the backend supports one")
+    stop: list[str] = Field(default_factory=list, description="stop generating at these strings")
+
+    @classmethod
+    def coerce(cls, options: "ChatOptions | dict[str, Any] | None") -> "ChatOptions":
+        """Accept an options object, a plain dict or None (the defaults).
+
+        Args:
+            options: what the caller passed.
+
+        Returns:
+            A :class:`ChatOptions`.
+        """
+        if options is None:
+            return cls()
+        if isinstance(options, cls):
+            return options
+        return cls.model_validate(options)
+
+    @property
+    def deterministic(self) -> bool:
+        """True when the same call must give the same answer (so it may be cached)."""
+        return self.temperature == 0.0 or self.seed is not None
+
+
+@dataclass
+class Usage:
+    """Tokens a call consumed."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out)
+
+
+@dataclass
+class ChatResult:
+    """What a chat call returned.
+
+    ``parsed`` is the validated object when a schema was asked for (a pydantic model
+    instance for a model class, a dict for a JSON-schema dict), else None. ``raw`` is
+    the backend's own response as JSON-able data (no keys). ``attempts`` counts the
+    calls made (2 when structured output needed its retry); ``usage`` sums them.
+    """
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    latency: float = 0.0  # seconds, of the model call(s); 0 when answered from the cache
+    raw: dict[str, Any] = field(default_factory=dict)
+    parsed: Any = None
+    model: str = ""
+    backend: str = ""
+    cached: bool = False
+    attempts: int = 1
+    finish_reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (``parsed`` dumped when it is a pydantic model)."""
+        d = asdict(self)
+        if isinstance(self.parsed, BaseModel):
+            d["parsed"] = self.parsed.model_dump(mode="json")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ChatResult":
+        """Inverse of :meth:`to_dict` (``parsed`` stays a dict).
+
+        Args:
+            d: a dict written by :meth:`to_dict`.
+
+        Returns:
+            The result.
+        """
+        d = dict(d)
+        d["usage"] = Usage(**d.get("usage") or {})
+        return cls(**d)
+
+
+def call_key(backend: str, model: str, kind: str, payload: dict[str, Any]) -> str:
+    """The stable hash that keys the cache and the replay cassettes.
+
+    Args:
+        backend: backend kind (``openai``, ``transformers``, ...).
+        model: model name or path as configured.
+        kind: ``chat`` | ``embed`` | ``scores``.
+        payload: the call's messages, options, schema, texts, ... (JSON-able).
+
+    Returns:
+        A hex SHA-256 digest.
+    """
+    blob = json.dumps({"backend": backend, "model": model, "kind": kind, **payload},
+                      sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class Backend:
+    """Base class of language-model backends.
+
+    Attributes:
+        kind: the registry name of the backend class (``openai``, ``transformers``, ...).
+        model: the model name or path.
+        name: the endpoint name it was configured under (``local-smollm2``, ...).
+        log: the call log and cache every call goes through, or None for none.
+    """
+
+    kind: str = "base"
+
+    def __init__(self, model: str, name: str | None = None, log: "CallLog | None" = None):
+        self.model = model
+        self.name = name or f"{self.kind}:{model}"
+        self.log = log
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, model={self.model!r})"
+
+    # --- identity used by the cache and the cassettes --------------------
+    @property
+    def identity(self) -> tuple[str, str]:
+        """``(backend kind, model)`` as used in call keys."""
+        return self.kind, self.model
+
+    # --- the public calls -------------------------------------------------
+    def chat(self, messages: Sequence[Message], options: ChatOptions | dict | None = None,
+             schema: type[BaseModel] | dict | None = None, stage: str = "default") -> ChatResult:
+        """Complete a chat.
+
+        Args:
+            messages: the conversation, ``[{"role": ..., "content": ...}, ...]``.
+            options: :class:`ChatOptions` or a dict of them.
+            schema: ask for JSON matching this pydantic model class or JSON-schema dict;
+                the answer is validated and retried once with the validation error.
+            stage: the pipeline stage making the call (logged).
+
+        Returns:
+            A :class:`ChatResult`; ``parsed`` holds the validated object when a schema was given.
+
+        Raises:
+            ModelError: the backend failed (ModelTimeout for a time-out).
+            StructuredOutputError: the answer did not match ``schema``, even after the retry.
+        """
+        from sqlmend.llm.structured import chat_structured
+
+        opts = ChatOptions.coerce(options)
+        msgs = [dict(m) for m in messages]
+        if schema is None:
+            return self._logged_chat(msgs, opts, None, stage)
+        return chat_structured(self, msgs, opts, schema, stage)
+
+    def embed(self, texts: Sequence[str], stage: str = "embedder") -> "np.ndarray":
+        """Embed texts.
+
+        Args:
+            texts: the texts.
+            stage: the pipeline stage making the call (logged).
+
+        Returns:
+            A float32 array of shape ``(len(texts), dim)``.
+
+        Raises:
+            ModelError: the backend cannot embed or failed.
+        """
+        import numpy as np
+
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        key = call_key(*self.identity, "embed", {"texts": texts})
+        hit = self.log.cache_get(key) if self.log else None
+        if hit is not None:
+            self._record(stage, "embed", key, Usage(hit.get("tokens", 0), 0), 0.0, True)
+            return np.asarray(hit["vectors"], dtype=np.float32)
+        t0 = time.perf_counter()
+        try:
+            vectors, tokens = self._embed(texts)
+        except ModelError as exc:
+            self._record(stage, "embed", key, Usage(), time.perf_counter() - t0, False, str(exc))
+            raise
+        latency = time.perf_counter() - t0
+        vectors = np.asarray(vectors, dtype=np.float32)
+        self._record(stage, "embed", key, Usage(tokens, 0), latency, False)
+        if self.log:
+            self.log.cache_put(key, "embed", {"vectors": vectors.tolist(), "tokens": tokens})
+        return vectors
+
+    def next_token_scores(self, prompt: str | Sequence[Message], token_ids: Sequence[int],
+                          stage: str = "detector") -> list[float]:
+        """Log-probabilities of the next token, for the given token ids only.
+
+        Args:
+            prompt: a raw prompt string, or chat messages (rendered with the chat template
+                and the generation prompt).
+            token_ids: the vocabulary ids to score (e.g. the error tokens).
+
+        Returns:
+            One log-probability (over the full vocabulary) per id, in the order given.
+
+        Raises:
+            ModelError: the backend cannot score tokens.
+        """
+        ids = [int(i) for i in token_ids]
+        payload = {"prompt": prompt if isinstance(prompt, str) else [dict(m) for m in prompt],
+                   "token_ids": ids}
+        key = call_key(*self.identity, "scores", payload)
+        hit = self.log.cache_get(key) if self.log else None
+        if hit is not None:
+            self._record(stage, "scores", key, Usage(hit.get("tokens", 0), 0), 0.0, True)
+            return list(hit["scores"])
+        t0 = time.perf_counter()
+        try:
+            scores, tokens = self._next_token_scores(payload["prompt"], ids)
+        except ModelError as exc:
+            self._record(stage, "scores", key, Usage(), time.perf_counter() - t0, False, str(exc))
+            raise
+        self._record(stage, "scores", key, Usage(tokens, 0), time.perf_counter() - t0, False)
+        if self.log:
+            self.log.cache_put(key, "scores", {"scores": scores, "tokens": tokens})
+        return list(scores)
+
+    def check(self) -> str:
+        """Make one tiny real call and say what answered (used by ``sqlmend models --check``).
+
+        Returns:
+            A short description of the answer.
+
+        Raises:
+            ModelError: the endpoint does not answer.
+        """
+        r = self._chat([{"role": "user", "content": "Say OK."}], ChatOptions(max_tokens=4), None)
+        return f"chat ok ({r.usage.tokens_out} tokens, {r.latency:.2f}s): {r.text.strip()[:30]!r}"
+
+    # --- logged chat (used by chat and structured output) ----------------
+    def _logged_chat(self, messages: list[Message], opts: ChatOptions,
+                     json_schema: dict | None, stage: str) -> ChatResult:
+        key = call_key(*self.identity, "chat", {"messages": messages,
+                                                "options": opts.model_dump(mode="json"),
+                                                "schema": json_schema})
+        use_cache = self.log is not None and opts.deterministic
+        hit = self.log.cache_get(key) if use_cache else None
+        if hit is not None:
+            res = ChatResult.from_dict(hit)
+            res.cached, res.latency = True, 0.0
+            self._record(stage, "chat", key, res.usage, 0.0, True)
+            return res
+        t0 = time.perf_counter()
+        try:
+            res = self._chat(messages, opts, json_schema)
+        except ModelError as exc:
+            self._record(stage, "chat", key, Usage(), time.perf_counter() - t0, False, str(exc))
+            raise
+        res.latency = res.latency or (time.perf_counter() - t0)
+        res.backend, res.model = res.backend or self.kind, res.model or self.model
+        self._record(stage, "chat", key, res.usage, res.latency, False)
+        if use_cache:
+            self.log.cache_put(key, "chat", res.to_dict())
+        return res
+
+    def _record(self, stage: str, kind: str, key: str, usage: Usage, latency: float,
+                cache_hit: bool, error: str | None = None) -> None:
+        if self.log is not None:
+            self.log.record(stage=stage, endpoint=self.name, backend=self.kind, model=self.model,
+                            kind=kind, prompt_hash=key, usage=usage, latency=latency,
+                            cache_hit=cache_hit, error=error)
+
+    # --- what subclasses implement ----------------------------------------
+    def _chat(self, messages: list[Message], options: ChatOptions,
+              json_schema: dict | None) -> ChatResult:
+        raise ModelError(f"{self.name} ({self.kind}) does not do chat completion")
+
+    def _embed(self, texts: list[str]) -> tuple[Any, int]:
+        """Return ``(vectors, tokens_in)``."""
+        raise ModelError(f"{self.name} ({self.kind}) does not embed")
+
+    def _next_token_scores(self, prompt: str | list[Message], token_ids: list[int]
+                           ) -> tuple[list[float], int]:
+        """Return ``(log-probabilities, prompt tokens)``."""
+        raise ModelError(f"{self.name} ({self.kind}) cannot score next tokens")

@@ -1,0 +1,248 @@
+"""The call log and cache: one SQLite file recording every model call.
+
+Each call is a row of ``calls`` (time, stage, endpoint, backend, model, kind, prompt hash,
+tokens in/out, latency, cache hit, error, tag). Deterministic calls (temperature 0 or a
+seed) are answered from ``cache`` when an identical call was made before, unless the
+cache is off. The schema evolves through :data:`MIGRATIONS` (``PRAGMA user_version``).
+
+Benchmarks tag their calls (``with tagged("q17"): ...``) and read :meth:`CallLog.summary`
+to print calls and tokens per query.
+
+Default file: ``sqlmend.paths.cache_dir() / "llm.sqlite"``; ``$SQLMEND_LLM_LOG`` moves it;
+``$SQLMEND_LLM_CACHE=0`` turns the cache off (calls are still logged).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from sqlmend.paths import cache_dir
+
+#: Schema migrations, applied in order; ``PRAGMA user_version`` = how many were applied.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE calls (
+        id INTEGER PRIMARY KEY,
+        ts REAL NOT NULL,
+        stage TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        backend TEXT NOT NULL,
+        model TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        prompt_hash TEXT NOT NULL,
+        tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0,
+        latency REAL NOT NULL DEFAULT 0,
+        cache_hit INTEGER NOT NULL DEFAULT 0,
+        error TEXT
+    );
+    CREATE TABLE cache (
+        key TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        response TEXT NOT NULL,
+        created REAL NOT NULL
+    );
+    CREATE INDEX calls_ts ON calls(ts);
+    """,
+    """
+    ALTER TABLE calls ADD COLUMN tag TEXT;
+    CREATE INDEX calls_tag ON calls(tag);
+    """,
+]
+
+_TAG: contextvars.ContextVar[str | None] = contextvars.ContextVar("sqlmend_llm_tag", default=None)
+
+
+@contextlib.contextmanager
+def tagged(tag: str) -> Iterator[None]:
+    """Tag every call made inside the block (e.g. with a question id or a run id).
+
+    Args:
+        tag: the tag stored in ``calls.tag``.
+    """
+    token = _TAG.set(tag)
+    try:
+        yield
+    finally:
+        _TAG.reset(token)
+
+
+def default_path() -> Path:
+    """``$SQLMEND_LLM_LOG``, else ``cache_dir() / "llm.sqlite"``."""
+    env = os.environ.get("SQLMEND_LLM_LOG")
+    return Path(env).expanduser() if env else cache_dir() / "llm.sqlite"
+
+
+def cache_enabled_by_env() -> bool:
+    """False when ``$SQLMEND_LLM_CACHE`` is ``0``/``false``/``off``/``no``."""
+    return os.environ.get("SQLMEND_LLM_CACHE", "1").strip().lower() not in {"0", "false", "off", "no"}
+
+
+class CallLog:
+    """The SQLite call log and response cache (thread-safe, several processes may share it).
+
+    Args:
+        path: the SQLite file (``:memory:`` works); None for :func:`default_path`.
+        cache: answer identical deterministic calls from the cache; None follows
+            ``$SQLMEND_LLM_CACHE`` (on by default).
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, cache: bool | None = None):
+        self.path = str(path) if path is not None else str(default_path())
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.cache = cache_enabled_by_env() if cache is None else cache
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0,
+                                   isolation_level=None)
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self._lock:
+            done = self._db.execute("PRAGMA user_version").fetchone()[0]
+            for version, script in enumerate(MIGRATIONS[done:], start=done + 1):
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    # another process may have migrated meanwhile
+                    if self._db.execute("PRAGMA user_version").fetchone()[0] >= version:
+                        self._db.execute("COMMIT")
+                        continue
+                    for stmt in filter(str.strip, script.split(";")):
+                        self._db.execute(stmt)
+                    self._db.execute(f"PRAGMA user_version = {version}")
+                    self._db.execute("COMMIT")
+                except sqlite3.Error:
+                    self._db.execute("ROLLBACK")
+                    raise
+
+    @property
+    def version(self) -> int:
+        """How many migrations the file has."""
+        with self._lock:
+            return self._db.execute("PRAGMA user_version").fetchone()[0]
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._db.close()
+
+    # --- log ----------------------------------------------------------------
+    def record(self, *, stage: str, endpoint: str, backend: str, model: str, kind: str,
+               prompt_hash: str, usage: Any, latency: float, cache_hit: bool,
+               error: str | None = None) -> None:
+        """Append one call.
+
+        Args:
+            stage: the pipeline stage that made it.
+            endpoint: the endpoint name.
+            backend: backend kind.
+            model: model name.
+            kind: ``chat`` | ``embed`` | ``scores``.
+            prompt_hash: the call key.
+            usage: a :class:`~sqlmend.llm.base.Usage`.
+            latency: seconds.
+            cache_hit: answered from the cache.
+            error: the error message of a failed call.
+        """
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO calls (ts, stage, endpoint, backend, model, kind, prompt_hash, tokens_in,"
+                " tokens_out, latency, cache_hit, error, tag) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (time.time(), stage, endpoint, backend, model, kind, prompt_hash, usage.tokens_in,
+                 usage.tokens_out, latency, int(cache_hit), error, _TAG.get()))
+
+    def calls(self, tag: str | None = None, since: float | None = None) -> list[dict[str, Any]]:
+        """The logged calls, oldest first.
+
+        Args:
+            tag: only calls with this tag.
+            since: only calls at or after this UNIX time.
+
+        Returns:
+            One dict per call (the columns of ``calls``).
+        """
+        where, args = self._where(tag, since)
+        with self._lock:
+            cur = self._db.execute(f"SELECT * FROM calls{where} ORDER BY id", args)
+            names = [c[0] for c in cur.description]
+            return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def summary(self, tag: str | None = None, since: float | None = None) -> list[dict[str, Any]]:
+        """Calls, cache hits, errors, tokens and latency per stage.
+
+        Args:
+            tag: only calls with this tag.
+            since: only calls at or after this UNIX time.
+
+        Returns:
+            One dict per stage: ``stage, calls, cache_hits, errors, tokens_in, tokens_out, latency``.
+        """
+        where, args = self._where(tag, since)
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT stage, COUNT(*), SUM(cache_hit), SUM(error IS NOT NULL), SUM(tokens_in),"
+                f" SUM(tokens_out), SUM(latency) FROM calls{where} GROUP BY stage ORDER BY stage",
+                args).fetchall()
+        keys = ("stage", "calls", "cache_hits", "errors", "tokens_in", "tokens_out", "latency")
+        return [dict(zip(keys, r)) for r in rows]
+
+    @staticmethod
+    def _where(tag: str | None, since: float | None) -> tuple[str, list[Any]]:
+        conds, args = [], []
+        if tag is not None:
+            conds.append("tag = ?")
+            args.append(tag)
+        if since is not None:
+            conds.append("ts >= ?")
+            args.append(since)
+        return (" WHERE " + " AND ".join(conds)) if conds else "", args
+
+    # --- cache ----------------------------------------------------------------
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        """The cached response of a call, or None (always None when the cache is off).
+
+        Args:
+            key: the call key.
+
+        Returns:
+            The stored JSON object or None.
+        """
+        if not self.cache:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def cache_put(self, key: str, kind: str, response: dict[str, Any]) -> None:
+        """Store a response (no-op when the cache is off).
+
+        Args:
+            key: the call key.
+            kind: ``chat`` | ``embed`` | ``scores``.
+            response: JSON-able response.
+        """
+        if not self.cache:
+            return
+        blob = json.dumps(response, ensure_ascii=False)
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO cache (key, kind, response, created)"
+                             " VALUES (?,?,?,?)", (key, kind, blob, time.time()))
+
+    def clear_cache(self) -> int:
+        """Delete every cached response.
+
+        Returns:
+            How many were deleted.
+        """
+        with self._lock:
+            return self._db.execute("DELETE FROM cache").rowcount
