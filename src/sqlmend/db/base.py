@@ -125,7 +125,7 @@ class Database(ABC):
         return ExecResult(columns=columns, rows=rows, truncated=truncated,
                           elapsed=time.perf_counter() - start)
 
-    def query(self, sql: str, timeout: float = DEFAULT_TIMEOUT,
+    def _query(self, sql: str, timeout: float = DEFAULT_TIMEOUT,
               max_rows: int = 1_000_000) -> list[tuple]:
         """Run an internal read query (introspection, profiles, value index) and return its rows.
 
@@ -153,7 +153,7 @@ class Database(ABC):
             schema = self._introspect()
             schema.dialect = self.dialect
             for table in schema.tables:
-                rows = self.query(f"SELECT COUNT(*) FROM {quote_ident(table.name)}")
+                rows = self._query(f"SELECT COUNT(*) FROM {quote_ident(table.name)}")
                 table.row_count = int(rows[0][0])
             self._schema = schema
         return self._schema

@@ -82,7 +82,7 @@ class DuckDBDatabase(Database):
         return columns, rows[:max_rows], len(rows) > max_rows
 
     def _introspect(self) -> Schema:
-        return assemble_schema(self.dialect, self.query(INFORMATION_SCHEMA_COLUMNS), self.query(_KEYS))
+        return assemble_schema(self.dialect, self._query(INFORMATION_SCHEMA_COLUMNS), self._query(_KEYS))
 
     def cache_key(self) -> str | None:
         return file_cache_key("duckdb", self.path)

@@ -30,10 +30,10 @@ def profile_column(db: Database, table: str, column: str, samples: int = 5,
         QueryError, QueryTimeout: the engine failed the profile queries.
     """
     t, c = quote_ident(table), quote_ident(column)
-    rows, non_null, distinct, low, high = db.query(
+    rows, non_null, distinct, low, high = db._query(
         f"SELECT COUNT(*), COUNT({c}), COUNT(DISTINCT {c}), MIN({c}), MAX({c}) FROM {t}",
         timeout=timeout)[0]
-    sample_rows = db.query(
+    sample_rows = db._query(
         f"SELECT {c} FROM {t} WHERE {c} IS NOT NULL GROUP BY {c} ORDER BY COUNT(*) DESC, {c} "
         f"LIMIT {int(samples)}", timeout=timeout) if samples > 0 else []
     rows = int(rows)

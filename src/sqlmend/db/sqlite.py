@@ -116,12 +116,12 @@ class SqliteDatabase(Database):
         return QueryError(f"SQLite: {message}", engine_message=message)
 
     def _introspect(self) -> Schema:
-        names = [r[0] for r in self.query(
+        names = [r[0] for r in self._query(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
             "ESCAPE '\\' ORDER BY rowid")]
         tables = []
         for name in names:
-            info = self.query(f"PRAGMA table_info({quote_ident(name)})")
+            info = self._query(f"PRAGMA table_info({quote_ident(name)})")
             columns = [Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]), not_null=bool(r[3]))
                        for r in info]
             pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
@@ -133,7 +133,7 @@ class SqliteDatabase(Database):
 
     def _foreign_keys(self, table: str, schema: Schema) -> list[ForeignKey]:
         groups: dict[int, list[tuple]] = defaultdict(list)
-        for row in self.query(f"PRAGMA foreign_key_list({quote_ident(table)})"):
+        for row in self._query(f"PRAGMA foreign_key_list({quote_ident(table)})"):
             groups[row[0]].append(row)
         keys = []
         for rows in groups.values():

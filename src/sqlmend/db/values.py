@@ -210,7 +210,7 @@ class ValueIndex:
                 sql = (f"SELECT DISTINCT {quote_ident(column.name)} FROM {quote_ident(table.name)} "
                        f"WHERE {quote_ident(column.name)} IS NOT NULL LIMIT {max_distinct + 1}")
                 try:
-                    rows = db.query(sql, timeout=timeout)
+                    rows = db._query(sql, timeout=timeout)
                 except (QueryError, QueryTimeout):
                     continue
                 values = [r[0] for r in rows if isinstance(r[0], str)]

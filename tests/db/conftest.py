@@ -1,0 +1,83 @@
+"""Fixtures of the database-layer tests: a real PostgreSQL server, Spider databases copied into it
+and into DuckDB, and throw-away copies of SQLite files for the risky tests."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: pg_server
+
+from copy_db import load_duckdb, load_postgres  # noqa: E402
+from pg_server import READER, PgServer, find_bin  # noqa: E402
+
+
+def sha256(path: Path) -> str:
+    """Checksum of a file (databases must come out of the hostile tests unchanged)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server started for this test session (skipped when no server binaries exist)."""
+    if find_bin() is None:
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed: run scripts/setup.sh")
+    server = PgServer.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_spider(pg_server, spider_db):
+    """``pg_spider("concert_singer")`` -> read-only URL of that Spider database loaded into PostgreSQL."""
+    loaded: dict[str, str] = {}
+
+    def url(db_id: str) -> str:
+        if db_id not in loaded:
+            name = db_id.lower()
+            pg_server.admin(f'CREATE DATABASE "{name}"')
+            pg_server.admin(f'GRANT CONNECT ON DATABASE "{name}" TO {READER}')
+            load_postgres(spider_db(db_id), pg_server.url(name, user="postgres"), READER)
+            loaded[db_id] = pg_server.url(name)
+        return loaded[db_id]
+
+    return url
+
+
+@pytest.fixture(scope="session")
+def duckdb_spider(spider_db, tmp_path_factory):
+    """``duckdb_spider("concert_singer")`` -> path of a DuckDB copy of that Spider database."""
+    made: dict[str, Path] = {}
+
+    def path(db_id: str) -> Path:
+        if db_id not in made:
+            target = tmp_path_factory.mktemp("duckdb") / f"{db_id}.duckdb"
+            load_duckdb(spider_db(db_id), target)
+            made[db_id] = target
+        return made[db_id]
+
+    return path
+
+
+@pytest.fixture
+def sqlite_copy(spider_db, tmp_path):
+    """``sqlite_copy("concert_singer")`` -> a private copy of a Spider SQLite file in tmp_path."""
+
+    def path(db_id: str) -> Path:
+        target = tmp_path / f"{db_id}.sqlite"
+        shutil.copyfile(spider_db(db_id), target)
+        return target
+
+    return path
+
+
+@pytest.fixture
+def cache_root(tmp_path, monkeypatch):
+    """A private SQLMEND_CACHE for tests that build value indexes."""
+    root = tmp_path / "cache"
+    monkeypatch.setenv("SQLMEND_CACHE", str(root))
+    return root
