@@ -1,0 +1,113 @@
+"""Static detection: a catalogue of rules proven by the schema and the data (ErrorLLM §3.2).
+
+Each rule lives in ``sqlmend/rules/catalogue/<CODE>.py`` and exposes ``RULE``;
+its findings carry evidence and fixes as data, applied by :mod:`sqlmend.rules.engine`.
+
+    from sqlmend import rules
+    findings = rules.check(db, "SELECT ...")          # list[types.Finding]
+    for rule in rules.all_rules(): print(rule.code, rule.severity)
+
+A rule is *strict* (its fixes may be applied automatically) only if declared so
+and its measured precision (``precision.json``, written by ``sqlmend bench
+static``) is at least :data:`STRICT_PRECISION`; otherwise its findings are
+advisory hints for later stages.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from sqlmend.errors import ConfigError
+from sqlmend.rules.base import Rule, RuleContext
+from sqlmend.types import Finding
+
+#: Measured precision (on gold-clean questions) a rule needs to act as strict.
+STRICT_PRECISION = 0.995
+#: Where ``sqlmend bench static`` stores the measured precision of each rule.
+PRECISION_FILE = Path(__file__).with_name("precision.json")
+
+__all__ = ["Rule", "RuleContext", "all_rules", "get", "check", "measured", "effective_severity",
+           "STRICT_PRECISION", "PRECISION_FILE"]
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[Rule, ...]:
+    """Return every rule of the catalogue, ordered by code."""
+    package = importlib.import_module("sqlmend.rules.catalogue")
+    rules = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        rule = getattr(module, "RULE", None)
+        if isinstance(rule, Rule):
+            if rule.code != info.name:
+                raise ConfigError(f"rule module {info.name} declares code {rule.code}")
+            rules.append(rule)
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def get(code: str) -> Rule:
+    """Return the rule with this code. Raises :class:`ConfigError` if there is none."""
+    for rule in all_rules():
+        if rule.code == code.upper():
+            return rule
+    raise ConfigError(f"unknown rule {code!r}; known: {', '.join(r.code for r in all_rules())}")
+
+
+def measured() -> dict[str, Any]:
+    """Return the stored measurements (``{"rules": {code: {...}}, ...}``; empty when none)."""
+    if not PRECISION_FILE.exists():
+        return {}
+    return json.loads(PRECISION_FILE.read_text())
+
+
+def effective_severity(rule: Rule, measurements: dict[str, Any] | None = None) -> str:
+    """The severity a rule acts with: strict only if declared so and measured precise enough.
+
+    Args:
+        rule: the rule.
+        measurements: the stored measurements (read from :data:`PRECISION_FILE` when omitted).
+
+    Returns:
+        ``"strict"`` or ``"advisory"``.
+    """
+    if rule.severity != "strict":
+        return "advisory"
+    m = (measurements if measurements is not None else measured()).get("rules", {}).get(rule.code)
+    precision = (m or {}).get("precision_clean")
+    if precision is not None and precision < STRICT_PRECISION:
+        return "advisory"
+    return "strict"
+
+
+def check(db: Any, sql_text: str, question: str = "", *, codes: list[str] | None = None,
+          timeout: float = 10.0, context: RuleContext | None = None) -> list[Finding]:
+    """Run the catalogue on one query.
+
+    Args:
+        db: an open database (``sqlmend.db.connect``).
+        sql_text: the query.
+        question: the natural-language question.
+        codes: run only these rules (all when omitted).
+        timeout: seconds the query and each probe may run.
+        context: a prepared context (its query wins over ``sql_text``).
+
+    Returns:
+        The findings, in catalogue order, with their effective severity.
+    """
+    ctx = context or RuleContext(db, sql_text, question, timeout=timeout)
+    wanted = {c.upper() for c in codes} if codes else None
+    measurements = measured()
+    out: list[Finding] = []
+    for rule in all_rules():
+        if wanted is not None and rule.code not in wanted:
+            continue
+        severity = effective_severity(rule, measurements)
+        for finding in rule.check(ctx):
+            finding.severity = severity
+            out.append(finding)
+    return out

@@ -1,0 +1,54 @@
+"""VL03: the literal is stored in another column, not in the one compared."""
+
+from __future__ import annotations
+
+from sqlmend.rules.base import Rule, RuleContext
+from sqlmend.rules.literals import absent_literals
+from sqlmend.types import Finding
+
+
+class StoredElsewhere(Rule):
+    """The literal never occurs in the compared column but is stored in another column of the database.
+
+    Usually the query filters the wrong column, or the column that holds the
+    value is in a table the query did not join (a code column compared with a
+    name). The columns that hold the value are in the evidence.
+
+    Anti-pattern::
+
+        SELECT FlightNo FROM flights WHERE Airline = 'United Airlines'
+
+    Fixed::
+
+        SELECT T1.FlightNo FROM flights AS T1 JOIN airlines AS T2 ON T2.uid = T1.Airline
+        WHERE T2.Airline = 'United Airlines'
+    """
+
+    code = "VL03"
+    name = "value.stored_elsewhere"
+    error_type = "value_error"
+    severity = "advisory"
+
+    def check(self, ctx: RuleContext) -> list[Finding]:
+        out = []
+        for absent in absent_literals(ctx):
+            if not isinstance(absent.value, str) or not absent.value.strip():
+                continue
+            if ctx.probe.folded_variants(absent.table, absent.column, absent.value):
+                continue  # a variant in the column itself: VL01's business
+            holders = ctx.probe.holders(absent.value, exclude=(absent.table, absent.column))
+            if not holders:
+                continue
+            where = ", ".join(f"{t}.{c}" for t, c, _ in holders)
+            out.append(self.finding(
+                detail=f"({absent.value!r} is stored in {where})",
+                location=absent.location,
+                schema_refs=[absent.table, f"{absent.table}.{absent.column}",
+                             *(f"{t}.{c}" for t, c, _ in holders)],
+                evidence={"literal": absent.value,
+                          "holders": [{"table": t, "column": c, "stored": v} for t, c, v in holders]},
+            ))
+        return out
+
+
+RULE = StoredElsewhere()

@@ -1,0 +1,55 @@
+"""VL04: the literal occurs nowhere in the database."""
+
+from __future__ import annotations
+
+from sqlmend.rules.base import Rule, RuleContext
+from sqlmend.rules.literals import absent_literals
+from sqlmend.types import Finding
+
+
+class StoredNowhere(Rule):
+    """The compared text literal occurs in no text column of the database, not even up to case and spaces.
+
+    The comparison matches no row. That may be what the question wants (an
+    empty answer), so this is a hint: the value may be misspelled, abbreviated
+    or paraphrased ('engineering' for 'Engineering Department').
+
+    Anti-pattern::
+
+        SELECT count(*) FROM Departments WHERE department_name = 'engineering'
+
+    Fixed::
+
+        SELECT count(*) FROM Departments WHERE department_name LIKE '%engineer%'
+    """
+
+    code = "VL04"
+    name = "value.stored_nowhere"
+    error_type = "value_error"
+    severity = "advisory"
+
+    def check(self, ctx: RuleContext) -> list[Finding]:
+        out = []
+        for absent in absent_literals(ctx):
+            if not isinstance(absent.value, str) or not absent.value.strip():
+                continue
+            try:
+                float(absent.value)
+                continue  # a number written as a string: VL02's business
+            except ValueError:
+                pass
+            if ctx.probe.folded_variants(absent.table, absent.column, absent.value):
+                continue
+            if ctx.probe.holders(absent.value, exclude=(absent.table, absent.column), limit=1):
+                continue
+            out.append(self.finding(
+                detail=f"({absent.value!r})",
+                location=absent.location,
+                schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
+                evidence={"literal": absent.value,
+                          "stored_sample": ctx.probe.sample(absent.table, absent.column, 10)},
+            ))
+        return out
+
+
+RULE = StoredNowhere()

@@ -1,0 +1,135 @@
+"""Small read-only questions the rules ask the database, each answered once per connection.
+
+Every probe is a query the engine itself evaluates, so its answer follows the
+engine's own comparison rules (SQLite's type affinity, PostgreSQL's collation):
+"does ``t.c = 'x'`` match any row?" is asked as exactly that predicate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmend.db.base import quote_ident as quote
+from sqlmend.errors import DatabaseError
+from sqlmend.types import Schema
+
+#: Declared types whose columns hold text (lower-case substrings).
+_TEXT_TYPES = ("char", "text", "clob", "string", "varchar")
+
+
+def string_literal(value: str) -> str:
+    """Write a SQL string literal."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def is_text_type(declared: str) -> bool:
+    """Whether a declared column type holds text (an empty type counts, as SQLite allows anything)."""
+    low = (declared or "").lower()
+    return not low or any(t in low for t in _TEXT_TYPES)
+
+
+class Probe:
+    """Cached probes on one open database.
+
+    Args:
+        db: an open database (``sqlmend.db.connect``).
+        schema: its schema.
+        timeout: seconds each probe may run.
+    """
+
+    def __init__(self, db: Any, schema: Schema, timeout: float = 5.0):
+        self.db = db
+        self.schema = schema
+        self.timeout = timeout
+        self._cache: dict[tuple, Any] = {}
+        self.queries = 0
+
+    def _rows(self, text: str, max_rows: int = 100) -> list[tuple] | None:
+        key = ("rows", text, max_rows)
+        if key not in self._cache:
+            self.queries += 1
+            try:
+                self._cache[key] = self.db.execute(text, timeout=self.timeout, max_rows=max_rows).rows
+            except DatabaseError:
+                self._cache[key] = None
+        return self._cache[key]
+
+    def _text(self, column: str) -> str:
+        return f"CAST({quote(column)} AS TEXT)" if self.schema.dialect != "sqlite" else quote(column)
+
+    def matches(self, table: str, column: str, op_sql: str, literal_sql: str) -> bool | None:
+        """Whether ``column <op> literal`` holds for at least one row of ``table``.
+
+        Args:
+            table: schema table.
+            column: schema column.
+            op_sql: the operator as SQL (``=``, ``<>``, ``LIKE``...).
+            literal_sql: the literal as written in the query.
+
+        Returns:
+            True / False, or None when the probe failed.
+        """
+        rows = self._rows(f"SELECT 1 FROM {quote(table)} WHERE {quote(column)} {op_sql} "
+                          f"{literal_sql} LIMIT 1", 1)
+        return None if rows is None else bool(rows)
+
+    def non_null_count(self, table: str, column: str) -> int:
+        """How many rows of ``table`` have a value in ``column`` (capped at 1,000)."""
+        rows = self._rows(f"SELECT count(*) FROM (SELECT 1 FROM {quote(table)} WHERE "
+                          f"{quote(column)} IS NOT NULL LIMIT 1000) AS s", 1)
+        return int(rows[0][0]) if rows else 0
+
+    def folded_variants(self, table: str, column: str, value: str, limit: int = 5) -> list[Any]:
+        """Stored values of ``column`` equal to ``value`` up to case and surrounding spaces.
+
+        Args:
+            table: schema table.
+            column: schema column.
+            value: the literal's text.
+            limit: most variants to return.
+
+        Returns:
+            The distinct stored values, as the database holds them.
+        """
+        col = self._text(column)
+        rows = self._rows(f"SELECT DISTINCT {quote(column)} FROM {quote(table)} WHERE "
+                          f"lower(trim({col})) = lower(trim({string_literal(value)})) "
+                          f"LIMIT {limit}", limit)
+        return [r[0] for r in rows or []]
+
+    def sample(self, table: str, column: str, limit: int = 50) -> list[Any]:
+        """Up to ``limit`` distinct non-null values of a column."""
+        rows = self._rows(f"SELECT DISTINCT {quote(column)} FROM {quote(table)} WHERE "
+                          f"{quote(column)} IS NOT NULL LIMIT {limit}", limit)
+        return [r[0] for r in rows or []]
+
+    def joinable(self, left: tuple[str, str], right: tuple[str, str]) -> bool | None:
+        """Whether any row of ``left`` table pairs with a row of ``right`` under ``l.x = r.y``."""
+        (lt, lc), (rt, rc) = left, right
+        rows = self._rows(f"SELECT 1 FROM {quote(lt)} AS l JOIN {quote(rt)} AS r ON "
+                          f"l.{quote(lc)} = r.{quote(rc)} LIMIT 1", 1)
+        return None if rows is None else bool(rows)
+
+    def holders(self, value: str, exclude: tuple[str, str] | None = None,
+                limit: int = 5) -> list[tuple[str, str, Any]]:
+        """Text columns of the database that store ``value`` (up to case and spaces).
+
+        Args:
+            value: the literal's text.
+            exclude: a ``(table, column)`` to skip (the one the query compares).
+            limit: most holders to return.
+
+        Returns:
+            ``(table, column, stored value)`` triples.
+        """
+        out: list[tuple[str, str, Any]] = []
+        for table in self.schema.tables:
+            for column in table.columns:
+                if (table.name, column.name) == exclude or not is_text_type(column.type):
+                    continue
+                found = self.folded_variants(table.name, column.name, value, limit=1)
+                if found:
+                    out.append((table.name, column.name, found[0]))
+                    if len(out) >= limit:
+                        return out
+        return out
