@@ -11,8 +11,9 @@ this layer uses these functions and :mod:`sqlmend.sql.ast` for node classes::
 from __future__ import annotations
 
 from sqlmend.sql import ast
+from sqlmend.sql.features import Features, features
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render, transpile
 
-__all__ = ["ast", "normalize", "parse", "render", "transpile"]
+__all__ = ["Features", "ast", "features", "normalize", "parse", "render", "transpile"]
