@@ -77,6 +77,7 @@ def _fmt(template: str, params: dict[str, Any]) -> str:
 
 
 def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = None,
+                recovery_backend: Any = None,
                 decompose: bool = True, budget: int = 3, report: BuildReport | None = None,
                 log: Any = None, db_id: str = "") -> list[MemoryItem]:
     """Turn one historical correction into admitted memory items (§3.2).
@@ -85,7 +86,8 @@ def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = No
         db: the open database of the correction.
         case: the historical correction.
         schema: the database schema (``db.schema()`` when None).
-        backend: a model backend (recovery proposals, judge); None: mechanical only.
+        backend: the judge's model backend; None: the mechanical judge.
+        recovery_backend: the model proposing repairs (§3.2.1); None: direct recovery only.
         decompose: False keeps the whole difference as one unit (ablation, §4.4).
         budget: model rounds for repair recovery.
         report: counters to update.
@@ -101,7 +103,7 @@ def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = No
     dialect = getattr(db, "dialect", "sqlite")
     schema = schema if schema is not None else db.schema()
     rec = recover(db, case.question, case.wrong_sql, case.corrected_sql, schema=schema,
-                  backend=backend, budget=budget)
+                  backend=recovery_backend, budget=budget)
     report.usage.add(rec.usage)
     report.recovered[rec.how] += 1
     if rec.repair_sql is None:
@@ -156,7 +158,8 @@ def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = No
 
 
 def build_memory(db: Any, db_id: str, cases: list[Correction], store: MemoryStore, backend: Any = None,
-                 embedder: Any = None, decompose: bool = True, budget: int = 3) -> BuildReport:
+                 embedder: Any = None, decompose: bool = True, budget: int = 3,
+                 recovery_backend: Any = None) -> BuildReport:
     """Build (or extend) one database's repair memory from its historical corrections.
 
     Args:
@@ -164,11 +167,12 @@ def build_memory(db: Any, db_id: str, cases: list[Correction], store: MemoryStor
         db_id: its id (stored on every item).
         cases: the historical corrections of this database.
         store: the database's store (items are added; call ``store.clear()`` first to rebuild).
-        backend: a chat backend (recovery, judge); None: mechanical items only.
+        backend: the judge's chat backend; None: mechanical items only.
         embedder: an embedding backend for the semantic vectors; None: no vectors
             (retrieval then uses the structural channel only).
         decompose: False: one item per correction (ablation).
         budget: model rounds for repair recovery.
+        recovery_backend: the chat backend proposing repairs; None: direct recovery only.
 
     Returns:
         The build report (items, rejections by stage, model usage).
@@ -177,7 +181,8 @@ def build_memory(db: Any, db_id: str, cases: list[Correction], store: MemoryStor
     schema = db.schema()
     for case in cases:
         try:
-            items = build_items(db, case, schema, backend, decompose, budget, report, store.reject, db_id)
+            items = build_items(db, case, schema, backend, recovery_backend, decompose, budget, report,
+                                store.reject, db_id)
         except SqlmendError as e:
             report.rejected["error"] += 1
             store.reject(case.question_id, "error", str(e))

@@ -254,10 +254,10 @@ def judge_model(backend: Any, db: Any, question: str, iso: IsolatedGroup, facts:
     edits = [e.__dict__ for e in iso.group.edits]
     fields = dict(question=question, schema=schema_text, reverted=iso.reverted_sql, repair=iso.repair_sql,
                   edits=edits, facts=facts, probe="none")
-    answer = ask(backend, "judge", JudgeAnswer, usage, **fields)
+    answer = ask(backend, "judge", JudgeAnswer, usage, "judge", **fields)
     if answer is not None and answer.probe and not answer.accept:
         fields["probe"] = run_probe(db, answer.probe)
-        answer = ask(backend, "judge", JudgeAnswer, usage, **fields)
+        answer = ask(backend, "judge", JudgeAnswer, usage, "judge", **fields)
     if answer is None:
         return Judgement(False, "model judge gave no usable answer", kind, judged_by="model")
     contract = {k: getattr(answer, k) for k in ("applicability", "incorrect_behavior", "required_behavior",

@@ -56,7 +56,8 @@ def _jsonable(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=1, default=str)
 
 
-def ask(backend: Any, name: str, schema: type[BaseModel], usage: Usage, **fields: Any) -> BaseModel | None:
+def ask(backend: Any, name: str, schema: type[BaseModel], usage: Usage, stage: str = "solver",
+        **fields: Any) -> BaseModel | None:
     """Fill prompt ``name`` and ask the backend for an answer of type ``schema``.
 
     Args:
@@ -65,6 +66,7 @@ def ask(backend: Any, name: str, schema: type[BaseModel], usage: Usage, **fields
             ``system: ...`` is the system message.
         schema: the pydantic model of the answer.
         usage: counters to add this call to.
+        stage: the llm stage the call is logged under (recovery, judge, solver).
         **fields: values for the template's placeholders (non-strings as JSON).
 
     Returns:
@@ -75,7 +77,7 @@ def ask(backend: Any, name: str, schema: type[BaseModel], usage: Usage, **fields
     messages = [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
     usage.chat += 1
     try:
-        reply = backend.chat(messages, None, schema=schema, stage="memory")
+        reply = backend.chat(messages, None, schema=schema, stage=stage)
     except ModelError:
         return None
     used = getattr(reply, "usage", None)

@@ -107,7 +107,7 @@ class MemoryStage:
 
     def _run(self, ctx: StageContext, items: list[MemoryItem], trace: StageTrace, usage: Usage) -> None:
         dialect = getattr(ctx.db, "dialect", "sqlite")
-        backend, embedder = ctx.backend("memory"), ctx.backend("embedder")
+        backend, embedder = ctx.backend("solver"), ctx.backend("embedder")
         qvec = None
         if embedder is not None and any(m.vector for m in items):
             vecs = embed(embedder, [ctx.task.question], usage)
