@@ -40,6 +40,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.db_cmd",
     "sqlmend.cli.sql_cmd",
     "sqlmend.cli.correct_cmd",
+    "sqlmend.cli.memory_cmd",
 ]
 
 
