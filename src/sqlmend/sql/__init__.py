@@ -11,9 +11,10 @@ this layer uses these functions and :mod:`sqlmend.sql.ast` for node classes::
 from __future__ import annotations
 
 from sqlmend.sql import ast
+from sqlmend.sql.diff import diff
 from sqlmend.sql.features import Features, features
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render, transpile
 
-__all__ = ["Features", "ast", "features", "normalize", "parse", "render", "transpile"]
+__all__ = ["Features", "ast", "diff", "features", "normalize", "parse", "render", "transpile"]

@@ -1,0 +1,159 @@
+"""The edits between two queries, as MIRA's neutral ADD / REMOVE / REPLACE operations.
+
+MIRA §3.2.2 ("Grouping dependent changes"): parse both queries, derive edit
+operations from their syntax trees, each recording its clause, the fragments
+before and after, and the schema elements it references; discard equivalent
+changes and surface-only alias changes.
+
+This is a clause-level alignment (easier to read than a node-level tree diff):
+both queries are normalized (:func:`sqlmend.sql.normalize`: qualified columns,
+canonical table aliases, identifier case), so aliasing and case never show as
+changes; then each clause of each SELECT is compared as a sequence of items —
+SELECT items without their output aliases, the FROM source, each JOIN, the
+AND-conjuncts of WHERE and HAVING, GROUP BY and ORDER BY items, LIMIT and
+DISTINCT — aligned by longest matching blocks (``difflib.SequenceMatcher``).
+Unmatched items facing each other become ``replace``; the rest ``insert`` or
+``remove``. Set operations are compared arm by arm.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+from sqlglot import exp
+
+from sqlmend.sql.normalize import normalize
+from sqlmend.sql.schema import SchemaLike
+from sqlmend.types import Edit
+
+
+def diff(a: exp.Expression | str, b: exp.Expression | str, schema: SchemaLike | None = None,
+         dialect: str = "sqlite") -> list[Edit]:
+    """The edits that turn query ``a`` into query ``b`` (MIRA §3.2.2).
+
+    Args:
+        a: the first query (text or tree), e.g. the wrong SQL.
+        b: the second query, e.g. its repair.
+        schema: the database schema; with it, bare columns are qualified and SQLite's
+            double-quoted strings resolved before comparing.
+        dialect: the dialect of both queries.
+
+    Returns:
+        The edits in clause order; empty when the queries differ only in aliases,
+        identifier case, quoting or layout.
+
+    Raises:
+        SqlParseError: a query does not parse.
+        QualifyError: a column cannot be resolved against ``schema``.
+    """
+    na, nb = normalize(a, schema, dialect), normalize(b, schema, dialect)
+    for tree in (na, nb):
+        _order_by_expressions(tree)
+    tables = _alias_tables(na) | _alias_tables(nb)
+    edits: list[Edit] = []
+    _diff_query(na, nb, "", edits, tables, dialect)
+    return edits
+
+
+def _order_by_expressions(tree: exp.Expression) -> None:
+    """ORDER BY an output alias of a plain column -> ORDER BY that column (an equivalent form)."""
+    for select in tree.find_all(exp.Select):
+        order = select.args.get("order")
+        if order is None:
+            continue
+        named = {s.alias.lower(): s.this for s in select.selects
+                 if isinstance(s, exp.Alias) and isinstance(s.this, exp.Column)}
+        for ordered in order.expressions:
+            col = ordered.this
+            if isinstance(col, exp.Column) and not col.table and col.name.lower() in named:
+                col.replace(named[col.name.lower()].copy())
+
+
+def _alias_tables(tree: exp.Expression) -> dict[str, str]:
+    return {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)}
+
+
+def _diff_query(a, b, path, edits, tables, dialect) -> None:
+    if isinstance(a, exp.SetOperation) and type(a) is type(b) and \
+            bool(a.args.get("distinct")) == bool(b.args.get("distinct")):
+        _diff_query(a.left, b.left, f"{path}left.", edits, tables, dialect)
+        _diff_query(a.right, b.right, f"{path}right.", edits, tables, dialect)
+        _diff_modifiers(a, b, path, edits, tables, dialect)
+        return
+    if not (isinstance(a, exp.Select) and isinstance(b, exp.Select)):
+        if _sql(a, dialect) != _sql(b, dialect):
+            edits.append(_edit("replace", "other", a, b, path.rstrip(".") or "query", tables, dialect))
+        return
+    _align("select", [s.unalias() for s in a.selects], [s.unalias() for s in b.selects],
+           f"{path}select", edits, tables, dialect)
+    if bool(a.args.get("distinct")) != bool(b.args.get("distinct")):
+        kind = "insert" if b.args.get("distinct") else "remove"
+        edits.append(Edit(kind=kind, clause="distinct", before="DISTINCT" if kind == "remove" else None,
+                          after="DISTINCT" if kind == "insert" else None, path=f"{path}distinct"))
+    _align("from", _items(a, "from_"), _items(b, "from_"), f"{path}from", edits, tables, dialect)
+    _align("join", a.args.get("joins") or [], b.args.get("joins") or [], f"{path}join", edits, tables, dialect)
+    _align("where", _conjuncts(a, "where"), _conjuncts(b, "where"), f"{path}where", edits, tables, dialect)
+    _align("group", _items(a, "group", many=True), _items(b, "group", many=True), f"{path}group",
+           edits, tables, dialect)
+    _align("having", _conjuncts(a, "having"), _conjuncts(b, "having"), f"{path}having", edits, tables, dialect)
+    _diff_modifiers(a, b, path, edits, tables, dialect)
+
+
+def _diff_modifiers(a, b, path, edits, tables, dialect) -> None:
+    _align("order", _items(a, "order", many=True), _items(b, "order", many=True), f"{path}order",
+           edits, tables, dialect)
+    _align("limit", _items(a, "limit") + _items(a, "offset"), _items(b, "limit") + _items(b, "offset"),
+           f"{path}limit", edits, tables, dialect)
+
+
+def _items(node: exp.Expression, key: str, many: bool = False) -> list[exp.Expression]:
+    value = node.args.get(key)
+    if value is None:
+        return []
+    return list(value.expressions) if many else [value]
+
+
+def _conjuncts(node: exp.Expression, key: str) -> list[exp.Expression]:
+    clause = node.args.get(key)
+    if clause is None:
+        return []
+    return list(clause.this.flatten()) if isinstance(clause.this, exp.And) else [clause.this]
+
+
+def _sql(node: exp.Expression, dialect: str) -> str:
+    return node.sql(dialect=dialect or None)
+
+
+def _align(clause, before, after, path, edits, tables, dialect) -> None:
+    left = [_sql(n, dialect) for n in before]
+    right = [_sql(n, dialect) for n in after]
+    matcher = SequenceMatcher(a=left, b=right, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        olds, news = before[i1:i2], after[j1:j2]
+        for k in range(max(len(olds), len(news))):
+            old = olds[k] if k < len(olds) else None
+            new = news[k] if k < len(news) else None
+            kind = "replace" if old is not None and new is not None else ("remove" if new is None else "insert")
+            index = i1 + k if old is not None else j1 + k
+            edits.append(_edit(kind, clause, old, new, f"{path}[{index}]", tables, dialect))
+
+
+def _edit(kind, clause, old, new, path, tables, dialect) -> Edit:
+    refs: list[str] = []
+    for node in (old, new):
+        if node is None:
+            continue
+        for n in node.walk():
+            if isinstance(n, exp.Table):
+                ref = n.name.lower()
+            elif isinstance(n, exp.Column) and n.name and not n.is_star:
+                ref = f"{tables.get(n.table.lower(), n.table.lower())}.{n.name.lower()}" if n.table \
+                    else n.name.lower()
+            else:
+                continue
+            if ref not in refs:
+                refs.append(ref)
+    return Edit(kind=kind, clause=clause, before=_sql(old, dialect) if old is not None else None,
+                after=_sql(new, dialect) if new is not None else None, schema_refs=refs, path=path)
