@@ -55,6 +55,7 @@ class DuckDBDatabase(Database):
         conn = self._conn
         if conn is None:
             raise DatabaseError("connection is closed")
+        self._check_statement(conn, sql)
         fired = threading.Event()
 
         def interrupt() -> None:
@@ -80,6 +81,18 @@ class DuckDBDatabase(Database):
         finally:
             timer.cancel()
         return columns, rows[:max_rows], len(rows) > max_rows
+
+    @staticmethod
+    def _check_statement(conn: duckdb.DuckDBPyConnection, sql: str) -> None:
+        """DuckDB's own parser: exactly one statement, of type SELECT."""
+        try:
+            statements = conn.extract_statements(sql)
+        except duckdb.Error as e:
+            message = str(e)
+            raise QueryError(f"DuckDB: {message}", engine_message=message) from e
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            kinds = ", ".join(st.type.name for st in statements) or "nothing"
+            raise ReadOnlyViolation(f"DuckDB refused: expected one SELECT statement, got {kinds}")
 
     def _introspect(self) -> Schema:
         return assemble_schema(self.dialect, self._query(INFORMATION_SCHEMA_COLUMNS), self._query(_KEYS))
