@@ -1,0 +1,51 @@
+"""The catalogue's own rules: every rule is documented, mapped to the taxonomy and has fixtures."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sqlmend import rules, taxonomy
+from sqlmend.rules.base import FAMILIES
+
+FIXTURES = Path(rules.__file__).with_name("fixtures")
+
+
+def test_catalogue_is_not_empty_and_codes_are_unique():
+    codes = [r.code for r in rules.all_rules()]
+    assert len(codes) >= 10 and len(set(codes)) == len(codes)
+
+
+@pytest.mark.parametrize("rule", rules.all_rules(), ids=lambda r: r.code)
+def test_rule_is_documented_and_mapped(rule):
+    assert re.fullmatch(r"[A-Z]{2}\d{2}", rule.code) and rule.family in FAMILIES
+    taxonomy.get(rule.error_type)
+    assert rule.severity in ("strict", "advisory")
+    doc = inspect.getdoc(rule)
+    assert doc and len(doc.splitlines()[0]) > 20, "first docstring line is the message"
+    assert "Anti-pattern::" in doc and "Fixed::" in doc
+
+
+@pytest.mark.parametrize("rule", rules.all_rules(), ids=lambda r: r.code)
+def test_rule_has_fixtures_that_fail_and_pass(rule):
+    path = FIXTURES / f"{rule.code}.yaml"
+    assert path.exists(), f"missing {path.name}"
+    spec = yaml.safe_load(path.read_text())
+    assert spec["rule"] == rule.code
+    kinds = {k for case in spec["cases"] for k in ("pass", "fail") if k in case}
+    assert kinds == {"pass", "fail"}
+    if rule.fixable:
+        assert any("fix" in case for case in spec["cases"]), "a fixable rule shows a fix"
+
+
+def test_strict_needs_measured_precision():
+    rule = rules.get("VL01")
+    low = {"rules": {"VL01": {"precision_clean": 0.9}}}
+    high = {"rules": {"VL01": {"precision_clean": 0.999}}}
+    assert rules.effective_severity(rule, low) == "advisory"
+    assert rules.effective_severity(rule, high) == "strict"
+    assert rules.effective_severity(rules.get("VL04"), high) == "advisory"
