@@ -98,23 +98,14 @@ def test_corpus_is_large_enough():
     assert len(CORPUS) >= 30
 
 
-def test_sqlite_refuses_every_statement(sqlite_copy, tmp_path):
-    path = sqlite_copy("concert_singer")
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_file_engines_refuse_every_statement(engine, sqlite_copy, duckdb_spider, tmp_path):
+    path = sqlite_copy("concert_singer") if engine == "sqlite" else duckdb_spider("concert_singer")
     before = sha256(path)
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()
     with connect(path) as db:
-        assert _refused_twice(db, _statements(sandbox)) == []
-    assert sha256(path) == before
-    assert list(sandbox.iterdir()) == []
-
-
-def test_duckdb_refuses_every_statement(duckdb_spider, tmp_path):
-    path = duckdb_spider("concert_singer")
-    before = sha256(path)
-    sandbox = tmp_path / "sandbox"
-    sandbox.mkdir()
-    with connect(path) as db:
+        assert db.dialect == engine
         assert _refused_twice(db, _statements(sandbox)) == []
     assert sha256(path) == before
     assert list(sandbox.iterdir()) == []
