@@ -59,6 +59,35 @@ def _expr(fragment: str, dialect: str) -> Any:
     return exprs[0]
 
 
+def fragment_node(clause: str, fragment: str, dialect: str = "sqlite") -> Any:
+    """Parse an edit's fragment as the node it is in its clause (a JOIN, an ORDER BY item...).
+
+    Args:
+        clause: the edit's clause.
+        fragment: the fragment text.
+        dialect: the SQL dialect.
+
+    Returns:
+        The node.
+
+    Raises:
+        SqlError: the fragment does not parse as one node of that clause.
+    """
+    if clause == "join":
+        found = sql.parse(f"SELECT 1 FROM _x {fragment}", dialect=dialect).args.get("joins") or []
+    elif clause == "order":
+        order = sql.parse(f"SELECT 1 ORDER BY {fragment}", dialect=dialect).args.get("order")
+        found = list(order.expressions) if order else []
+    elif clause in ("from", "limit"):
+        tree = sql.parse(f"SELECT 1 {fragment}", dialect=dialect)
+        found = [tree.args[k] for k in ("from_", "from", "limit", "offset") if tree.args.get(k) is not None]
+    else:
+        return _expr(fragment, dialect)
+    if len(found) != 1:
+        raise SqlError(f"fragment is not one {clause} item: {fragment}")
+    return found[0]
+
+
 def _find(tree: Any, fragment: str | None, dialect: str) -> Any | None:
     want = _squash(fragment)
     if not want:
@@ -74,7 +103,8 @@ def _drop(node: Any) -> None:
     if isinstance(parent, ast.Connector):  # AND / OR: keep the sibling
         other = parent.right if node is parent.left else parent.left
         parent.replace(other)
-    elif isinstance(parent, ast.Where) or isinstance(parent, ast.Having):
+    elif isinstance(parent, (ast.Where, ast.Having, ast.Order, ast.Group)) and \
+            len(getattr(parent, "expressions", None) or [node]) <= 1:
         parent.pop()
     else:
         node.pop()
@@ -84,27 +114,21 @@ def _reinsert(tree: Any, e: Edit, dialect: str) -> None:
     if e.clause == "distinct":
         tree.set("distinct", ast.Distinct())
         return
+    node = fragment_node(e.clause, e.before, dialect)
     if e.clause in ("where", "having"):
-        cond = _expr(e.before, dialect)
-        (tree.where if e.clause == "where" else tree.having)(cond, copy=False)
-        return
-    if e.clause == "select":
-        tree.select(_expr(e.before, dialect), copy=False)
-        return
-    if e.clause == "join":
-        joined = sql.parse(f"SELECT 1 FROM _x {e.before}", dialect=dialect).args.get("joins") or []
-        if not joined:
-            raise SqlError(f"cannot re-insert join fragment {e.before}")
-        tree.append("joins", joined[0])
-        return
-    if e.clause in ("group", "order"):
-        getattr(tree, "group_by" if e.clause == "group" else "order_by")(e.before, copy=False,
-                                                                         dialect=dialect)
-        return
-    if e.clause == "limit":
-        tree.limit(e.before, copy=False)
-        return
-    raise SqlError(f"cannot re-insert a removed {e.clause} fragment")
+        (tree.where if e.clause == "where" else tree.having)(node, copy=False)
+    elif e.clause == "select":
+        tree.select(node, copy=False)
+    elif e.clause == "join":
+        tree.append("joins", node)
+    elif e.clause == "group":
+        tree.group_by(node, copy=False)
+    elif e.clause == "order":
+        tree.order_by(node, copy=False)
+    elif e.clause == "limit":
+        tree.set(node.arg_key or "limit", node)
+    else:
+        raise SqlError(f"cannot re-insert a removed {e.clause} fragment")
 
 
 def revert_group(repair_sql: str, group: EditGroup, dialect: str = "sqlite") -> str:
@@ -127,7 +151,7 @@ def revert_group(repair_sql: str, group: EditGroup, dialect: str = "sqlite") -> 
             node = _find(tree, e.after, dialect)
             if node is None:
                 raise SqlError(f"replaced fragment not found: {e.after}")
-            node.replace(_expr(e.before, dialect))
+            node.replace(fragment_node(e.clause, e.before, dialect))
         elif e.kind == "insert":
             if e.clause == "distinct":
                 tree.set("distinct", None)
