@@ -15,7 +15,7 @@ Match modes, from strict to loose (:data:`MODES`):
 ``plural``  singular/plural forms of each word, case-insensitively ('dogs' -> 'Dog').
 ``prefix``  an abbreviation: a prefix of the value or the initials of its words
             ('F' -> 'Female', 'USA' -> 'United States of America').
-``approx``  approximately (rapidfuzz WRatio, ``score_cutoff`` out of 100).
+``approx``  approximately (rapidfuzz token_sort_ratio: edit similarity of the sorted words, 0-100).
 
 Every lookup but ``approx`` is a dictionary or bisect lookup; ``approx`` scans
 one column (or all values, for :meth:`ValueIndex.search`) with rapidfuzz.
@@ -138,7 +138,7 @@ class _ColumnValues:
         elif mode == "prefix":
             found = self._prefixed(folded.strip(), limit)
         elif mode == "approx":
-            hits = process.extract(folded, self.fuzzy_folded, scorer=fuzz.WRatio,
+            hits = process.extract(folded, self.fuzzy_folded, scorer=fuzz.token_sort_ratio,
                                    limit=limit, score_cutoff=score_cutoff)
             return [(self.fuzzy[i], float(score)) for _, score, i in hits]
         else:
@@ -380,7 +380,7 @@ class ValueIndex:
         return found[:limit]
 
     def search(self, value: str, mode: str = "ci", limit: int = 10,
-               score_cutoff: float = 85.0) -> list[ValueMatch]:
+               score_cutoff: float = 80.0) -> list[ValueMatch]:
         """Find ``value`` in every indexed column of the database.
 
         Args:
@@ -421,7 +421,7 @@ class ValueIndex:
 
     def _search_approx(self, value: str, limit: int, score_cutoff: float) -> list[ValueMatch]:
         everywhere = self._global()
-        hits = process.extract(_fold(value), self._all_values or [], scorer=fuzz.WRatio,
+        hits = process.extract(_fold(value), self._all_values or [], scorer=fuzz.token_sort_ratio,
                                limit=limit, score_cutoff=score_cutoff)
         found = [ValueMatch(t, c, v, "approx", float(score))
                  for key, score, _ in hits for t, c, v in everywhere[key]]
