@@ -233,7 +233,7 @@ class LLMConfig:
                 if spec is None:
                     raise ConfigError(f"replay endpoint {name!r}: unknown endpoint of={inner!r}")
                 params.setdefault("backend", spec["kind"])
-                params.setdefault("model", spec.get("model") or _default_model(spec["kind"]))
+                params.setdefault("model", spec.get("model") or default_model(spec["kind"]))
                 params["inner"] = lambda: self.backend(inner)
             backend = registry.create(kind, name=name, log=self.call_log(), **params)
             self._backends[name] = backend
@@ -252,7 +252,15 @@ class LLMConfig:
         return self.backend(name) if name else None
 
 
-def _default_model(kind: str) -> str:
+def default_model(kind: str) -> str:
+    """The model a built-in kind loads when the endpoint names none ("" for others).
+
+    Args:
+        kind: a backend kind.
+
+    Returns:
+        The model name.
+    """
     from sqlmend.llm.embedder import MINILM_NAME
     from sqlmend.llm.local import SMOLLM2_NAME
 
