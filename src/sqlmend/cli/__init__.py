@@ -43,6 +43,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.memory_cmd",
     "sqlmend.cli.eval_cmd",
     "sqlmend.cli.rules_cmd",
+    "sqlmend.cli.models_cmd",
 ]
 
 
