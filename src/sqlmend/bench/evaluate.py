@@ -194,9 +194,11 @@ def _gold_key(sql: str, db: Path | None, timeout: float) -> str:
     return hashlib.sha256(f"{CACHE_VERSION}\0{sql}\0{_db_identity(db)}\0{timeout}".encode()).hexdigest()
 
 
-def _cache_file(dataset: Dataset) -> Path:
+def _cache_file(dataset: Dataset, root: Path | None = None) -> Path:
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset.name)
-    return cache_dir("gold") / f"{name}.pkl"
+    folder = cache_dir("gold") if root is None else Path(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.pkl"
 
 
 def _load_cache(path: Path) -> dict[str, _Gold]:
@@ -243,7 +245,7 @@ def _verdict(task_id: str, db_id: str, sql: str, difficulty: str | None, gold: _
 
 def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 30.0, workers: int = 2,
              *, suspect_ids: Iterable[str] = (), use_cache: bool = True, progress: bool = False,
-             label: str = "", grace: float = 2.0) -> EvalReport:
+             label: str = "", grace: float = 2.0, cache_root: str | os.PathLike | None = None) -> EvalReport:
     """Execute every prediction and its gold; give each question a verdict.
 
     Args:
@@ -258,12 +260,13 @@ def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 
         progress: show a progress bar on stderr.
         label: what to call the predictions in reports (default: "predictions").
         grace: seconds past ``timeout`` before a worker is killed.
+        cache_root: folder of the gold cache (default ``<cache>/gold``).
 
     Returns:
         The report, results in dataset order.
     """
     started = time.perf_counter()
-    cache_path = _cache_file(dataset)
+    cache_path = _cache_file(dataset, Path(cache_root) if cache_root else None)
     cache = _load_cache(cache_path) if use_cache else {}
     golds: dict[str, _Gold] = {}
     gold_keys: dict[str, str] = {}

@@ -75,6 +75,7 @@ def run_query(dbs: "OrderedDict[str, object]", query: Query, timeout: float) -> 
         while len(dbs) > OPEN_DBS:
             _, old = dbs.popitem(last=False)
             old.close()
+        start = time.perf_counter()
         result = db.execute(query.sql, timeout=timeout, max_rows=ALL_ROWS)
         return Outcome("ok", columns=list(result.columns), rows=list(result.rows),
                        elapsed=time.perf_counter() - start)

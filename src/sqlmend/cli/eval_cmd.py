@@ -1,0 +1,187 @@
+"""``sqlmend eval``, ``sqlmend convert`` and ``sqlmend bench eval``: thin wrappers over :mod:`sqlmend.bench`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from sqlmend.bench import (Dataset, compare, eval_markdown, evaluate, load_dataset, load_predictions,
+                           paired_markdown, read_tasks, write_json, write_markdown, write_predictions,
+                           write_tasks)
+from sqlmend.bench.datasets import TASK_FORMATS
+from sqlmend.bench.predictions import PRED_FORMATS
+from sqlmend.bench.speed import time_evaluation
+from sqlmend.errors import ConfigError, DatasetError
+
+_DATASET_HELP = ("A named dataset (spider-dev, spider-train, bird-dev, nl2sql-bugs) resolved under the "
+                 "data root, or the path of a task file.")
+
+
+def _fail(error: Exception) -> None:
+    typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
+    raise typer.Exit(2)
+
+
+def read_suspects(path: Path) -> list[str]:
+    """Read gold-suspect question ids: a JSON list, JSONL records with ``question_id``, or one id per line.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The ids.
+
+    Raises:
+        DatasetError: the file cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise DatasetError(f"{path}: {e}") from None
+    stripped = text.strip()
+    if stripped.startswith("["):
+        return [str(x) for x in json.loads(stripped)]
+    ids = []
+    for line in stripped.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            ids.append(str(json.loads(line)["question_id"]))
+        elif line and not line.startswith("#"):
+            ids.append(line)
+    return ids
+
+
+def _load(dataset: str, data_root: Optional[Path], db_root: Optional[Path]) -> Dataset:
+    return load_dataset(dataset, data_root=data_root, db_root=db_root)
+
+
+def eval_command(
+    dataset: str = typer.Option(..., "--dataset", "-d", help=_DATASET_HELP),
+    pred: Path = typer.Option(..., "--pred", "-p", help="Prediction file (Spider lines, BIRD JSON or sqlmend JSONL)."),
+    against: Optional[Path] = typer.Option(None, "--against", "-a",
+                                           help="A second prediction file (the 'after'): print the paired "
+                                                "fixed/regressed report of PRED -> AGAINST."),
+    pred_format: str = typer.Option("auto", "--pred-format", help=f"auto or one of {', '.join(PRED_FORMATS)}."),
+    data_root: Optional[Path] = typer.Option(None, "--data-root", help="Folder holding spider/ (default: found)."),
+    db_root: Optional[Path] = typer.Option(None, "--db-root", help="Databases folder <db_id>/<db_id>.sqlite."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Per-query time limit in seconds."),
+    workers: int = typer.Option(2, "--workers", "-j", min=1, help="Worker processes."),
+    suspects: Optional[Path] = typer.Option(None, "--suspects",
+                                            help="Gold-suspect question ids (one per line, JSON list or JSONL): "
+                                                 "figures are also given without them."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report (per question) as JSON."),
+    md_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown report to this file."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the gold-result cache."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Execution accuracy of a prediction file (set rule and order-aware rule), or a paired before/after report.
+
+    Every question gets a verdict: correct, wrong, pred_error, pred_timeout or gold_error (excluded and
+    counted). Example: sqlmend eval --dataset spider-dev --pred din-sql_gpt-4.sql
+    """
+    try:
+        ds = _load(dataset, data_root, db_root)
+        suspect_ids = read_suspects(suspects) if suspects else []
+        reports = []
+        for path in [pred] + ([against] if against else []):
+            predictions = load_predictions(path, ds, pred_format)
+            reports.append(evaluate(ds, predictions, timeout=timeout, workers=workers, suspect_ids=suspect_ids,
+                                    use_cache=not no_cache, progress=not quiet, label=path.name))
+    except (DatasetError, ConfigError) as e:
+        _fail(e)
+        return
+    text = "\n".join(eval_markdown(r) for r in reports)
+    data: object = reports[0]
+    if against:
+        paired = compare(reports[0], reports[1], suspect_ids)
+        text += "\n" + paired_markdown(paired)
+        data = {"before": reports[0].to_dict(), "after": reports[1].to_dict(), "paired": paired.to_dict()}
+    typer.echo(text)
+    if json_out:
+        write_json(json_out, data)
+    if md_out:
+        write_markdown(md_out, text)
+
+
+def convert_command(
+    source: Path = typer.Argument(..., help="The file to convert."),
+    target: Path = typer.Argument(..., help="The file to write."),
+    to: str = typer.Option("jsonl", "--to", help="Output format: spider, bird or jsonl."),
+    from_: str = typer.Option("auto", "--from", help="Input format (auto: guessed from the file)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d",
+                                          help="Convert a PREDICTION file of this dataset "
+                                               f"({', '.join(PRED_FORMATS)}). Without it SOURCE is a task file "
+                                               f"({', '.join(TASK_FORMATS)})."),
+    data_root: Optional[Path] = typer.Option(None, "--data-root", help="Folder holding spider/ (default: found)."),
+) -> None:
+    """Convert prediction files (with --dataset) or task files between Spider, BIRD, NL2SQL-Bugs and sqlmend JSONL.
+
+    Examples: sqlmend convert preds.sql preds.jsonl --dataset spider-dev ;
+    sqlmend convert dev.json dev.jsonl
+    """
+    try:
+        if dataset:
+            ds = _load(dataset, data_root, None)
+            n = write_predictions(target, load_predictions(source, ds, from_), ds, to)
+        else:
+            tasks, labels = read_tasks(source, from_)
+            n = write_tasks(target, Dataset(name=source.stem, tasks=tasks, labels=labels), to)
+    except (DatasetError, ConfigError) as e:
+        _fail(e)
+        return
+    typer.echo(f"wrote {n} {'predictions' if dataset else 'tasks'} to {target} ({to})")
+
+
+def bench_eval_command(
+    files: Optional[list[Path]] = typer.Argument(None, help="Prediction files (default: every *.sql in "
+                                                            "<data root>/predictions/<dataset>)."),
+    dataset: str = typer.Option("spider-dev", "--dataset", "-d", help=_DATASET_HELP),
+    data_root: Optional[Path] = typer.Option(None, "--data-root", help="Folder holding spider/ (default: found)."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Per-query time limit in seconds."),
+    workers: int = typer.Option(2, "--workers", "-j", min=1, help="Worker processes."),
+    plain: bool = typer.Option(True, "--plain/--no-plain", help="Also time a single-process sqlite3 loop."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write timings and counts as JSON."),
+) -> None:
+    """Time the evaluator on prediction files: gold cache cold, warm, and a plain sqlite3 loop."""
+    from sqlmend.paths import data_root as find_data_root
+
+    try:
+        ds = _load(dataset, data_root, None)
+        if not files:
+            folder = find_data_root(data_root) / "predictions" / dataset
+            files = sorted(folder.glob("*.sql"))
+            if not files:
+                raise DatasetError(f"no prediction files in {folder}")
+        res = time_evaluation(ds, files, timeout=timeout, workers=workers, plain=plain)
+    except (DatasetError, ConfigError) as e:
+        _fail(e)
+        return
+    lines = [f"{len(res.files)} files, {res.predictions} predictions, {dataset}, timeout {timeout:g}s, "
+             f"{workers} workers", "",
+             "| way | seconds | correct per file |", "| --- | --- | --- |"]
+    for way in ("cold", "warm", "plain"):
+        if way in res.counts:
+            counts = ", ".join(f"{n}: {c}" for n, c in res.counts[way].items())
+            lines.append(f"| {way} | {getattr(res, way):.2f} | {counts} |")
+    if plain:
+        lines += ["", f"plain / cold = {res.plain / res.cold:.2f}; plain / warm = {res.plain / res.warm:.2f}"]
+    typer.echo("\n".join(lines))
+    if json_out:
+        write_json(json_out, res)
+
+
+def register(app: typer.Typer, bench: typer.Typer | None = None) -> None:
+    """Add ``eval`` and ``convert`` to ``app`` and ``eval`` to the bench sub-app.
+
+    Args:
+        app: the root ``sqlmend`` app.
+        bench: the ``sqlmend bench`` app (default: :data:`sqlmend.cli.bench_app`).
+    """
+    if bench is None:
+        from sqlmend.cli import bench_app as bench
+    app.command("eval")(eval_command)
+    app.command("convert")(convert_command)
+    bench.command("eval")(bench_eval_command)

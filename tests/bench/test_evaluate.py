@@ -1,0 +1,105 @@
+"""The evaluator on real Spider databases: known verdicts, gold vs itself, the five shared files."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlmend.bench import Dataset, evaluate, load_dataset, load_predictions
+from sqlmend.bench.evaluate import EvalReport
+from sqlmend.types import Task
+
+from .conftest import PRED_FILES
+
+# (gold, prediction, verdict, ordered_correct, detail) on concert_singer, plus one on a missing database.
+HANDMADE = [
+    ("SELECT count(*) FROM singer", "SELECT count(*)  FROM singer", "correct", True, ""),
+    ("SELECT name FROM singer WHERE country = 'France'", "SELECT name FROM singer WHERE country = 'Netherlands'",
+     "wrong", False, "rows differ"),
+    ("SELECT name FROM singer", "SELECT name, age FROM singer", "wrong", False, "column count differs (2 vs 1)"),
+    ("SELECT name FROM singer ORDER BY age DESC", "SELECT name FROM singer ORDER BY age ASC",
+     "correct", False, "order differs"),
+    ("SELECT DISTINCT country FROM singer", "SELECT country FROM singer", "correct", False,
+     "duplicate rows differ"),
+    ("SELECT name FROM singer WHERE age > 100", "SELECT name FROM singer WHERE age > 30",
+     "wrong", False, "extra rows"),
+    ("SELECT count(*) FROM singer",
+     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+     "pred_timeout", False, None),
+    ("SELECT count(*) FROM singer", "SELEC count(*) FROM singer", "pred_error", False, None),
+    ("SELECT count(*) FROM singer", "SELECT count(*) FROM no_such_table", "pred_error", False, None),
+    ("SELECT count(*) FROM singer", "DELETE FROM singer", "pred_error", False, None),
+]
+
+
+@pytest.fixture(scope="module")
+def handmade(spider_dir, tmp_path_factory):
+    tasks = [Task(question_id=str(i), db_id="concert_singer", question=f"q{i}", sql="", gold=gold)
+             for i, (gold, *_rest) in enumerate(HANDMADE)]
+    tasks.append(Task(question_id=str(len(HANDMADE)), db_id="wta_1", question="no db", sql="",
+                      gold="SELECT count(*) FROM players"))
+    ds = Dataset(name="handmade", tasks=tasks, db_root=spider_dir / "database")
+    pred_file = tmp_path_factory.mktemp("preds") / "handmade.sql"
+    pred_file.write_text("".join(p + "\n" for _g, p, *_r in HANDMADE) + "SELECT 1\n")
+    return ds, load_predictions(pred_file, ds)
+
+
+def test_handmade_verdicts(handmade, gold_cache):
+    ds, preds = handmade
+    report = evaluate(ds, preds, timeout=1.0, workers=2, cache_root=gold_cache)
+    for i, (_gold, _pred, verdict, ordered, detail) in enumerate(HANDMADE):
+        r = report.result(str(i))
+        assert (r.verdict, r.ordered_correct) == (verdict, ordered), (i, r)
+        if detail is not None:
+            assert r.detail == detail, (i, r)
+    missing = report.result(str(len(HANDMADE)))
+    assert missing.verdict == "gold_error" and "wta_1" in missing.detail
+    s = report.summary()
+    assert (s.n, s.excluded, s.correct, s.correct_ordered) == (len(HANDMADE), 1, 3, 1)
+    assert s.verdicts == {"correct": 3, "wrong": 3, "pred_error": 3, "pred_timeout": 1, "gold_error": 1}
+    # without the suspects: figures over the rest
+    assert report.summary(exclude=["0", "1"]).n == len(HANDMADE) - 2
+
+
+def test_report_round_trips_through_json(handmade, gold_cache):
+    ds, preds = handmade
+    report = evaluate(ds, preds, timeout=1.0, cache_root=gold_cache, suspect_ids=["2", "99"])
+    assert report.suspect_ids == ["2"]  # ids not in the dataset are dropped
+    again = EvalReport.from_dict(report.to_dict())
+    assert again.summary() == report.summary() and again.results == report.results
+
+
+def test_gold_against_itself_is_all_correct(spider_dev, gold_cache):
+    report = evaluate(spider_dev, spider_dev.gold, cache_root=gold_cache)
+    s = report.summary()
+    assert (s.n, s.excluded, s.correct, s.correct_ordered) == (972, 62, 972, 972)
+    assert {r.db_id for r in report.results if not r.scored} == {"wta_1"}
+
+
+@pytest.mark.parametrize("name, correct", PRED_FILES.items())
+def test_shared_prediction_files_give_the_published_counts(spider_dev, pred_dir, gold_cache, name, correct):
+    report = evaluate(spider_dev, load_predictions(pred_dir / name, spider_dev), cache_root=gold_cache,
+                      label=name)
+    s = report.summary()
+    assert (s.n, s.excluded, s.correct) == (972, 62, correct)
+    assert s.correct_ordered <= s.correct
+    assert sum(d["n"] for d in s.by_difficulty.values()) == 972
+
+
+def test_gold_cache_is_used_and_keyed_by_sql(handmade, tmp_path):
+    ds, preds = handmade
+    first = evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
+    second = evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
+    assert (first.gold_cached, second.gold_cached) == (0, len(HANDMADE))
+    assert [(r.verdict, r.ordered_correct) for r in second.results] == \
+        [(r.verdict, r.ordered_correct) for r in first.results]
+    changed = Dataset(name="handmade", tasks=[Task("0", "concert_singer", "q", "", gold="SELECT 2")],
+                      db_root=ds.db_root)
+    third = evaluate(changed, {"0": "SELECT 2"}, timeout=1.0, cache_root=tmp_path)
+    assert third.gold_cached == 0 and third.result("0").verdict == "correct"
+
+
+@pytest.mark.slow
+def test_spider_train_gold_against_itself(gold_cache):
+    train = load_dataset("spider-train")
+    s = evaluate(train, train.gold, cache_root=gold_cache).summary()
+    assert s.correct == s.n == s.correct_ordered and s.n > 6800
