@@ -1,0 +1,50 @@
+"""DuckDB: a Spider database copied into a DuckDB file, read through the same interface."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from sqlmend.db import connect
+from sqlmend.errors import QueryError, QueryTimeout
+
+
+@pytest.fixture
+def db(duckdb_spider, cache_root):
+    with connect(f"duckdb://{duckdb_spider('concert_singer')}") as d:
+        yield d
+
+
+def test_results_match_sqlite(db, spider_db):
+    sql = "SELECT country, COUNT(*) AS n FROM singer GROUP BY country ORDER BY country"
+    with connect(spider_db("concert_singer")) as lite:
+        assert db.execute(sql).rows == lite.execute(sql).rows
+    r = db.execute("SELECT * FROM singer ORDER BY singer_id", max_rows=2)
+    assert r.truncated and [row[0] for row in r.rows] == [1, 2]
+    with pytest.raises(QueryError):
+        db.execute("SELECT nope FROM singer")
+
+
+def test_schema_values_profile(db):
+    schema = db.schema()
+    assert db.dialect == schema.dialect == "duckdb"
+    assert schema.table("singer").primary_key == ["singer_id"]
+    assert schema.table("stadium").row_count == 9
+    vi = db.value_index()
+    assert vi.find("singer", "country", "netherlands", mode="ci") == ["Netherlands"]
+    assert db.value_index() is vi  # built once per connection
+    assert db.profile("stadium", "capacity").max == 52500
+
+
+@pytest.mark.parametrize("sql", [
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c",
+    "SELECT COUNT(*) FROM range(1000000) a, range(1000000) b",
+], ids=["recursive_cte", "cross_join"])
+def test_runaway_query_stops_within_limit(db, sql):
+    limit = 0.6
+    start = time.monotonic()
+    with pytest.raises(QueryTimeout):
+        db.execute(sql, timeout=limit)
+    assert time.monotonic() - start < 1.5 * limit
+    assert db.execute("SELECT COUNT(*) FROM singer").rows == [(6,)]
