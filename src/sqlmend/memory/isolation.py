@@ -81,6 +81,8 @@ def fragment_node(clause: str, fragment: str, dialect: str = "sqlite") -> Any:
     elif clause in ("from", "limit"):
         tree = sql.parse(f"SELECT 1 {fragment}", dialect=dialect)
         found = [tree.args[k] for k in ("from_", "from", "limit", "offset") if tree.args.get(k) is not None]
+    elif clause == "other" and fragment.lstrip().upper().startswith(("SELECT", "WITH ")):
+        return sql.parse(fragment, dialect=dialect)  # a whole (set-operation arm) query
     else:
         return _expr(fragment, dialect)
     if len(found) != 1:
@@ -151,7 +153,11 @@ def revert_group(repair_sql: str, group: EditGroup, dialect: str = "sqlite") -> 
             node = _find(tree, e.after, dialect)
             if node is None:
                 raise SqlError(f"replaced fragment not found: {e.after}")
-            node.replace(fragment_node(e.clause, e.before, dialect))
+            new = fragment_node(e.clause, e.before, dialect)
+            if node is tree:
+                tree = new
+            else:
+                node.replace(new)
         elif e.kind == "insert":
             if e.clause == "distinct":
                 tree.set("distinct", None)
