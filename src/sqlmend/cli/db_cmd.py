@@ -1,0 +1,135 @@
+"""``sqlmend db ...`` (info) and ``sqlmend bench values``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from dataclasses import asdict
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from tqdm import tqdm
+
+from sqlmend.errors import SqlmendError
+from sqlmend.paths import data_root
+
+_console = Console()
+db_app = typer.Typer(help="Look at a database the way sqlmend sees it: schema, keys, value index.",
+                     no_args_is_help=True)
+
+_DATA_HELP = "Benchmark data folder (the one holding spider/); default: $SQLMEND_DATA or ../shared/data."
+
+
+def _resolve(target: str, root: str | None) -> str:
+    """A path or URL as given, else a Spider database id looked up under the data root."""
+    if "://" in target or os.path.exists(target):
+        return target
+    from sqlmend.db import benchmark_db
+
+    return str(benchmark_db(data_root(root) / "spider" / "database", target))
+
+
+@db_app.command("info")
+def info_cmd(
+    target: str = typer.Argument(..., metavar="DB",
+                                 help="A database: path to a .sqlite/.duckdb file, postgresql://..., "
+                                      "duckdb:///..., or a Spider db_id (e.g. concert_singer)."),
+    data: str = typer.Option(None, "--data-root", help=_DATA_HELP),
+    values: bool = typer.Option(True, "--values/--no-values", help="Build (or load) the value index "
+                                                                    "and show its statistics."),
+    as_json: bool = typer.Option(False, "--json", help="Print the schema and statistics as JSON."),
+) -> None:
+    """Print a database's tables, columns, keys and row counts, and its value-index statistics."""
+    from sqlmend.db import connect
+
+    try:
+        with connect(_resolve(target, data)) as db:
+            schema = db.schema()
+            index = db.value_index() if values else None
+            stats = index.stats() if index else None
+            largest = sorted(((len(index.values(t, c)), t, c) for t, c in index.columns()),
+                             reverse=True)[:5] if index else []
+            dialect, name = db.dialect, db.target
+    except SqlmendError as e:
+        typer.echo(f"error: {type(e).__name__}: {e}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps({"target": name, "schema": asdict(schema), "value_index": stats}, default=str))
+        return
+    _console.print(f"[bold]{name}[/bold] ({dialect}): {len(schema.tables)} tables, "
+                   f"{len(schema.foreign_keys)} foreign keys")
+    for t in schema.tables:
+        table = Table(title=f"{t.name} — {t.row_count} rows", title_justify="left", show_edge=False)
+        for head in ("column", "type", "key", "not null"):
+            table.add_column(head)
+        fks = {c: f"→ {fk.ref_table}.{r}" for fk in t.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
+        for c in t.columns:
+            key = " ".join(x for x in ("PK" if c.name in t.primary_key else "", fks.get(c.name, "")) if x)
+            table.add_row(c.name, c.type, key, "yes" if c.not_null else "")
+        _console.print(table)
+    if stats is not None:
+        source = "loaded from cache" if stats["from_cache"] else "built now"
+        _console.print(f"[bold]value index[/bold] ({source}): {stats['columns']} text columns, "
+                       f"{stats['values']} distinct values, {stats['partial_columns']} partial columns, "
+                       f"build {stats['build_seconds']:.3f}s")
+        for n, t, c in largest:
+            _console.print(f"  {t}.{c}: {n} distinct values")
+
+
+def values_bench_cmd(
+    data: str = typer.Option(None, "--data-root", help=_DATA_HELP),
+    split: str = typer.Option("dev", help="Spider split whose databases are measured: dev or train."),
+    probes: int = typer.Option(50, help="Stored values sampled per database as lookup probes."),
+    repeat: int = typer.Option(5, help="Repeats per lookup (the median is kept)."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table for docs/benchmarks.md."),
+) -> None:
+    """Value index: build time, cache load time and lookup latency per mode over Spider's databases."""
+    from sqlmend.db.speed import bench_values
+
+    try:
+        spider = data_root(data) / "spider"
+        file = {"dev": "dev.json", "train": "train_spider.json"}.get(split)
+        if file is None:
+            raise typer.BadParameter("--split must be dev or train")
+        ids = sorted({x["db_id"] for x in json.loads((spider / file).read_text())})
+    except SqlmendError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    paths = [spider / "database" / i / f"{i}.sqlite" for i in ids]
+    missing = [i for i, p in zip(ids, paths) if not p.exists()]
+    present = [p for p in paths if p.exists()]
+    result = bench_values(present, probes_per_db=probes, repeat=repeat,
+                          progress=lambda xs: tqdm(xs, desc="value index", unit="db"))
+    builds = sorted(result.build_seconds.values())
+    loads = sorted(result.load_seconds.values())
+    head = (f"{len(ids)} Spider {split} databases ({len(present)} present"
+            + (f"; missing: {', '.join(missing)}" if missing else "") + f"), "
+            f"{sum(result.values.values())} distinct text values; "
+            f"build total {sum(builds):.3f}s (max {builds[-1]:.3f}s), "
+            f"cache load total {sum(loads):.3f}s (max {loads[-1]:.4f}s)")
+    rows = [(mode, s) for mode, s in result.summary().items()]
+    if markdown:
+        typer.echo(f"{head}; {_dt.date.today().isoformat()}\n")
+        typer.echo("| lookup | calls | median µs | p95 µs | max µs | finds the stored value |")
+        typer.echo("| --- | --- | --- | --- | --- | --- |")
+        for mode, s in rows:
+            typer.echo(f"| {mode} | {s['calls']} | {s['median_us']:.1f} | {s['p95_us']:.1f} | "
+                       f"{s['max_us']:.1f} | {100 * s['hit_rate']:.0f}% |")
+        return
+    _console.print(head)
+    table = Table("lookup", "calls", "median µs", "p95 µs", "max µs", "finds the stored value")
+    for mode, s in rows:
+        table.add_row(mode, str(s["calls"]), f"{s['median_us']:.1f}", f"{s['p95_us']:.1f}",
+                      f"{s['max_us']:.1f}", f"{100 * s['hit_rate']:.0f}%")
+    _console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sqlmend db`` to the app and ``values`` to ``sqlmend bench``."""
+    from sqlmend.cli import bench_app
+
+    app.add_typer(db_app, name="db")
+    bench_app.command("values")(values_bench_cmd)
+
