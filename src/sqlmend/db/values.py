@@ -99,10 +99,14 @@ def _initials(value: str) -> str:
 
 
 class _ColumnValues:
-    """The lookup structures of one column's distinct text values."""
+    """The lookup structures of one column's distinct text values.
 
-    __slots__ = ("values", "exact", "ci", "trim", "plural", "initials", "sorted_ci", "fuzzy",
-                 "fuzzy_folded", "partial")
+    Exact and case-insensitive maps are built at once; the structures of the
+    looser modes on the first lookup that needs them (most columns are never
+    asked in those modes, and loading a cached index stays fast).
+    """
+
+    __slots__ = ("values", "exact", "ci", "trim", "_loose", "partial")
 
     def __init__(self, values: list[str], partial: bool = False) -> None:
         self.values = values
@@ -110,20 +114,17 @@ class _ColumnValues:
         self.exact = set(values)
         self.ci: dict[str, list[str]] = defaultdict(list)
         self.trim: dict[str, list[str]] = defaultdict(list)
-        self.plural: dict[str, list[str]] = defaultdict(list)
-        self.initials: dict[str, list[str]] = defaultdict(list)
         for v in values:
             folded = _fold(v)
             self.ci[folded].append(v)
             self.trim[folded.strip()].append(v)
-            if len(v) <= MAX_FUZZY_LEN:
-                self.plural[_plural_key(v)].append(v)
-                initials = _initials(v)
-                if initials:
-                    self.initials[initials].append(v)
-        self.sorted_ci = sorted((_fold(v), v) for v in values if len(v) <= MAX_FUZZY_LEN)
-        self.fuzzy = [v for v in values if len(v) <= MAX_FUZZY_LEN]
-        self.fuzzy_folded = [_fold(v) for v in self.fuzzy]
+        self._loose: _LooseValues | None = None
+
+    @property
+    def loose(self) -> _LooseValues:
+        if self._loose is None:
+            self._loose = _LooseValues([v for v in self.values if len(v) <= MAX_FUZZY_LEN])
+        return self._loose
 
     def lookup(self, value: str, mode: str, limit: int, score_cutoff: float) -> list[tuple[str, float]]:
         folded = _fold(value)
@@ -134,18 +135,39 @@ class _ColumnValues:
         elif mode == "trim":
             found = self.trim.get(folded.strip(), [])
         elif mode == "plural":
-            found = self.plural.get(_plural_key(value), []) if folded.strip() else []
+            found = self.loose.plural.get(_plural_key(value), []) if folded.strip() else []
         elif mode == "prefix":
-            found = self._prefixed(folded.strip(), limit)
+            found = self.loose.prefixed(folded.strip(), limit)
         elif mode == "approx":
-            hits = process.extract(folded, self.fuzzy_folded, scorer=fuzz.token_sort_ratio,
+            loose = self.loose
+            hits = process.extract(folded, loose.folded, scorer=fuzz.token_sort_ratio,
                                    limit=limit, score_cutoff=score_cutoff)
-            return [(self.fuzzy[i], float(score)) for _, score, i in hits]
+            return [(loose.values[i], float(score)) for _, score, i in hits]
         else:
             raise ConfigError(f"unknown match mode {mode!r}; one of {', '.join(MODES)}")
         return [(v, 100.0) for v in found[:limit]]
 
-    def _prefixed(self, prefix: str, limit: int) -> list[str]:
+
+
+class _LooseValues:
+    """Plural keys, initials, a sorted case-folded list and the fuzzy-match list of one column."""
+
+    __slots__ = ("values", "folded", "plural", "initials", "sorted_ci")
+
+    def __init__(self, values: list[str]) -> None:
+        self.values = values
+        self.folded = [_fold(v) for v in values]
+        self.plural: dict[str, list[str]] = defaultdict(list)
+        self.initials: dict[str, list[str]] = defaultdict(list)
+        for v in values:
+            self.plural[_plural_key(v)].append(v)
+            initials = _initials(v)
+            if initials:
+                self.initials[initials].append(v)
+        self.sorted_ci = sorted(zip(self.folded, values))
+
+    def prefixed(self, prefix: str, limit: int) -> list[str]:
+        """Values whose initials are ``prefix``, then values starting with it (case-folded)."""
         if not prefix:
             return []
         found = list(self.initials.get(prefix, []))
