@@ -177,7 +177,7 @@ def load_predictions(path: str | os.PathLike, dataset: Dataset, fmt: str = "auto
 
 
 def one_line(sql: str) -> str:
-    """Collapse a SQL to one line (whitespace runs become one space), as the Spider format needs.
+    """Put a SQL on one line (each line break becomes a space), as the Spider format needs.
 
     Args:
         sql: the SQL.
@@ -185,7 +185,7 @@ def one_line(sql: str) -> str:
     Returns:
         The SQL on one line.
     """
-    return re.sub(r"\s+", " ", sql).strip()
+    return re.sub(r"\r\n|\r|\n", " ", sql).strip()
 
 
 def write_predictions(path: str | os.PathLike, predictions: Mapping[str, str], dataset: Dataset,
