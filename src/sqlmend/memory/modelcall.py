@@ -49,22 +49,22 @@ def prompt(name: str) -> str:
     Returns:
         The template text.
     """
-    return resources.files("sqlmend.memory").joinpath("prompts", f"{name}.md").read_text()
+    return resources.files("sqlmend.memory").joinpath("prompts").joinpath(f"{name}.md").read_text()
 
 
 def _jsonable(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=1, default=str)
 
 
-def ask(backend: Any, name: str, schema: type[BaseModel], usage: Usage, stage: str = "solver",
+def ask(backend: Any, name: str, answer_type: type[BaseModel], usage: Usage, stage: str = "solver",
         **fields: Any) -> BaseModel | None:
-    """Fill prompt ``name`` and ask the backend for an answer of type ``schema``.
+    """Fill prompt ``name`` and ask the backend for an answer of type ``answer_type``.
 
     Args:
         backend: a model backend of :mod:`sqlmend.llm` (``chat``).
         name: the prompt file (``prompts/<name>.md``); its first line
             ``system: ...`` is the system message.
-        schema: the pydantic model of the answer.
+        answer_type: the pydantic model of the answer.
         usage: counters to add this call to.
         stage: the llm stage the call is logged under (recovery, judge, solver).
         **fields: values for the template's placeholders (non-strings as JSON).
@@ -77,19 +77,19 @@ def ask(backend: Any, name: str, schema: type[BaseModel], usage: Usage, stage: s
     messages = [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
     usage.chat += 1
     try:
-        reply = backend.chat(messages, None, schema=schema, stage=stage)
+        reply = backend.chat(messages, None, schema=answer_type, stage=stage)
     except ModelError:
         return None
     used = getattr(reply, "usage", None)
     usage.tokens_in += int(getattr(used, "tokens_in", 0) or 0)
     usage.tokens_out += int(getattr(used, "tokens_out", 0) or 0)
-    parsed = reply if isinstance(reply, schema) else getattr(reply, "parsed", None)
-    if isinstance(parsed, schema):
+    parsed = reply if isinstance(reply, answer_type) else getattr(reply, "parsed", None)
+    if isinstance(parsed, answer_type):
         return parsed
     raw = getattr(reply, "text", None) or (reply if isinstance(reply, str) else None)
     if raw:
         try:
-            return schema.model_validate_json(raw)
+            return answer_type.model_validate_json(raw)
         except ValueError:
             return None
     return None
