@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from sqlmend import guard
+from sqlmend.errors import SqlError
+from sqlmend.rules import engine
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.rules.literals import absent_literals
 from sqlmend.types import Finding
@@ -12,7 +15,9 @@ class CaseVariant(Rule):
 
     The comparison matches no row as written; the data holds one variant that
     differs only in letter case or leading/trailing spaces, so that variant is
-    what the query means. Fix: use the stored value.
+    what the query means. Reported only when using the stored values changes the
+    query's result (otherwise the mismatch does not affect the answer).
+    Fix: use the stored value.
 
     Anti-pattern::
 
@@ -39,15 +44,31 @@ class CaseVariant(Rule):
             if len(variants) != 1:
                 continue
             stored = variants[0]
+            fix = {"op": "replace_literal", "path": absent.path,
+                   "expect": absent.node.sql(dialect=ctx.dialect), "value": stored}
             out.append(self.finding(
                 detail=f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
                 location=absent.location,
                 schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
                 evidence={"literal": absent.value, "stored": stored, "matches_as_written": 0},
-                fixes=[{"op": "replace_literal", "path": absent.path,
-                        "expect": absent.node.sql(dialect=ctx.dialect), "value": stored}],
+                fixes=[fix],
             ))
+        if out and not self._changes_result(ctx, [f.fixes[0] for f in out]):
+            return []  # the stored values give the same answer: the mismatch is moot here
         return out
+
+    @staticmethod
+    def _changes_result(ctx: RuleContext, fixes: list[dict]) -> bool:
+        """Whether using the stored values changes the query's result (else the mismatch is moot)."""
+        try:
+            candidate = engine.apply(ctx.sql, fixes, dialect=ctx.dialect)
+        except SqlError:
+            return False
+        result = ctx.exec_result
+        verdict = guard.validate(ctx.db, ctx.sql, candidate, timeout=ctx.timeout,
+                                 original_result=None if result is None or result.truncated else result,
+                                 original_error=ctx.exec_error)
+        return verdict.accepted
 
 
 RULE = CaseVariant()
