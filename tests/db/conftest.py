@@ -3,7 +3,6 @@ and into DuckDB, and throw-away copies of SQLite files for the risky tests."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import sys
 from pathlib import Path
@@ -14,11 +13,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: pg_se
 
 from copy_db import load_duckdb, load_postgres  # noqa: E402
 from pg_server import READER, PgServer, find_bin  # noqa: E402
-
-
-def sha256(path: Path) -> str:
-    """Checksum of a file (databases must come out of the hostile tests unchanged)."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="session")

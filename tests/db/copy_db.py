@@ -11,6 +11,7 @@ allows (Spider's data breaks some of them).
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,3 +150,8 @@ def load_duckdb(sqlite_path: Path, target: Path) -> int:
     finally:
         conn.close()
     return len(tables)
+
+
+def sha256(path: Path) -> str:
+    """Checksum of a file (databases must come out of the hostile tests unchanged)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()

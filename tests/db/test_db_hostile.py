@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import sha256
+from copy_db import sha256
 
 from sqlmend.db import connect
 from sqlmend.errors import DatabaseError, ReadOnlyViolation
