@@ -64,5 +64,5 @@ def test_convert_predictions_and_tasks(app, pred_dir, spider_dir, tmp_path):
 def test_bench_eval_on_one_file(app, pred_dir):
     res = runner.invoke(app, ["bench", "eval", str(pred_dir / "din-sql_gpt-4.sql")])
     assert res.exit_code == 0, res.output
-    assert "| cold |" in res.output and "| plain |" in res.output
-    assert res.output.count("din-sql_gpt-4.sql: 791") == 3
+    assert "| cold (" in res.output and "| plain (" in res.output and "| plain_db (" in res.output
+    assert res.output.count("din-sql_gpt-4.sql: 791") == 4

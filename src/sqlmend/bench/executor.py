@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Callable, Sequence
 
+from sqlmend.db import connect
 from sqlmend.errors import DatabaseError, QueryTimeout, ReadOnlyViolation
 
 #: Rows fetched at most per query: effectively all (the db layer takes an int cap).
@@ -50,8 +51,7 @@ class Query:
 
 
 def _open(target: str):
-    from sqlmend.db import connect  # imported in the worker: db engines load lazily
-
+    # sqlmend.db (and sqlglot) are imported in the parent, so forked workers start warm
     return connect(target)
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import sqlite3
 import tempfile
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from sqlmend.bench.datasets import Dataset
 from sqlmend.bench.evaluate import evaluate
+from sqlmend.bench.executor import Query, run_query
 from sqlmend.bench.predictions import load_predictions
 
 
@@ -60,6 +62,36 @@ def plain_sqlite_eval(dataset: Dataset, predictions: Mapping[str, str], timeout:
     return out
 
 
+def plain_db_eval(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 30.0) -> dict[str, bool]:
+    """The same loop in one process through ``sqlmend.db`` (its read-only check included), no worker pool.
+
+    Separates the cost of the db layer from the cost of the process pool.
+
+    Args:
+        dataset: the tasks.
+        predictions: ``{question_id: sql}``.
+        timeout: per-query time limit in seconds.
+
+    Returns:
+        ``{question_id: correct}`` for the questions whose database exists and whose gold runs.
+    """
+    out: dict[str, bool] = {}
+    dbs: OrderedDict = OrderedDict()
+    try:
+        for task in dataset:
+            path = dataset.db_path(task.db_id)
+            if path is None:
+                continue
+            gold = run_query(dbs, Query(str(path), task.gold or ""), timeout)
+            if gold.ok:
+                pred = run_query(dbs, Query(str(path), predictions.get(task.question_id, "")), timeout)
+                out[task.question_id] = pred.ok and set(pred.rows) == set(gold.rows)
+    finally:
+        for db in dbs.values():
+            db.close()
+    return out
+
+
 @dataclass
 class SpeedResult:
     """Seconds for each way of evaluating the same files, and the correct counts each gave."""
@@ -69,11 +101,13 @@ class SpeedResult:
     cold: float = 0.0
     warm: float = 0.0
     plain: float = 0.0
+    plain_db: float = 0.0
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # way -> file -> correct
 
     def to_dict(self) -> dict:
         return {"files": self.files, "predictions": self.predictions, "cold_s": round(self.cold, 3),
                 "warm_s": round(self.warm, 3), "plain_sqlite3_s": round(self.plain, 3),
+                "plain_sqlmend_db_s": round(self.plain_db, 3),
                 "plain_over_cold": round(self.plain / self.cold, 2) if self.cold else None,
                 "plain_over_warm": round(self.plain / self.warm, 2) if self.warm else None,
                 "counts": self.counts}
@@ -88,13 +122,14 @@ def time_evaluation(dataset: Dataset, files: Sequence[str | Path], timeout: floa
         files: prediction files.
         timeout: per-query time limit in seconds.
         workers: worker processes of the evaluator.
-        plain: also time the single-process sqlite3 loop.
+        plain: also time the single-process loops (plain sqlite3, and through sqlmend.db).
 
     Returns:
         The timings and the correct counts of each way.
     """
     preds = {Path(f).name: load_predictions(f, dataset) for f in files}
-    res = SpeedResult(files=list(preds), predictions=sum(len(p) for p in preds.values()))
+    executable = sum(dataset.db_path(t.db_id) is not None for t in dataset)
+    res = SpeedResult(files=list(preds), predictions=executable * len(preds))
     with tempfile.TemporaryDirectory(prefix="sqlmend-gold-") as cache:
         for way in ("cold", "warm"):
             res.counts[way] = {}
@@ -109,4 +144,9 @@ def time_evaluation(dataset: Dataset, files: Sequence[str | Path], timeout: floa
         for name, p in preds.items():
             res.counts["plain"][name] = sum(plain_sqlite_eval(dataset, p, timeout).values())
         res.plain = time.perf_counter() - start
+        res.counts["plain_db"] = {}
+        start = time.perf_counter()
+        for name, p in preds.items():
+            res.counts["plain_db"][name] = sum(plain_db_eval(dataset, p, timeout).values())
+        res.plain_db = time.perf_counter() - start
     return res

@@ -79,8 +79,10 @@ def eval_command(
 ) -> None:
     """Execution accuracy of a prediction file (set rule and order-aware rule), or a paired before/after report.
 
-    Every question gets a verdict: correct, wrong, pred_error, pred_timeout or gold_error (excluded and
-    counted). Example: sqlmend eval --dataset spider-dev --pred din-sql_gpt-4.sql
+    Every question gets a verdict: correct, wrong, pred_error, pred_timeout or gold_error (excluded
+    and counted).
+
+    Example: sqlmend eval --dataset spider-dev --pred din-sql_gpt-4.sql --against fixed.sql
     """
     try:
         ds = _load(dataset, data_root, db_root)
@@ -119,8 +121,9 @@ def convert_command(
 ) -> None:
     """Convert prediction files (with --dataset) or task files between Spider, BIRD, NL2SQL-Bugs and sqlmend JSONL.
 
-    Examples: sqlmend convert preds.sql preds.jsonl --dataset spider-dev ;
-    sqlmend convert dev.json dev.jsonl
+    Predictions: sqlmend convert preds.sql preds.jsonl --dataset spider-dev
+
+    Tasks: sqlmend convert dev.json dev.jsonl
     """
     try:
         if dataset:
@@ -145,7 +148,11 @@ def bench_eval_command(
     plain: bool = typer.Option(True, "--plain/--no-plain", help="Also time a single-process sqlite3 loop."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write timings and counts as JSON."),
 ) -> None:
-    """Time the evaluator on prediction files: gold cache cold, warm, and a plain sqlite3 loop."""
+    """Time the evaluator on prediction files: gold cache cold, warm, and single-process loops.
+
+    The loops run gold and prediction per question with the same time limit, one through plain
+    sqlite3, one through sqlmend.db; every way's correct counts are printed, so they check each other.
+    """
     from sqlmend.paths import data_root as find_data_root
 
     try:
@@ -162,12 +169,16 @@ def bench_eval_command(
     lines = [f"{len(res.files)} files, {res.predictions} predictions, {dataset}, timeout {timeout:g}s, "
              f"{workers} workers", "",
              "| way | seconds | correct per file |", "| --- | --- | --- |"]
-    for way in ("cold", "warm", "plain"):
+    ways = {"cold": "evaluator, gold cache cold", "warm": "evaluator, gold cache warm",
+            "plain": "one process, plain sqlite3", "plain_db": "one process, sqlmend.db"}
+    for way, what in ways.items():
         if way in res.counts:
             counts = ", ".join(f"{n}: {c}" for n, c in res.counts[way].items())
-            lines.append(f"| {way} | {getattr(res, way):.2f} | {counts} |")
+            lines.append(f"| {way} ({what}) | {getattr(res, way):.2f} | {counts} |")
     if plain:
-        lines += ["", f"plain / cold = {res.plain / res.cold:.2f}; plain / warm = {res.plain / res.warm:.2f}"]
+        lines += ["", f"cold / plain sqlite3 = {res.cold / res.plain:.2f}x; warm / plain sqlite3 = "
+                      f"{res.warm / res.plain:.2f}x; one-process sqlmend.db / plain sqlite3 = "
+                      f"{res.plain_db / res.plain:.2f}x"]
     typer.echo("\n".join(lines))
     if json_out:
         write_json(json_out, res)
