@@ -66,3 +66,12 @@ def test_bench_eval_on_one_file(app, pred_dir):
     assert res.exit_code == 0, res.output
     assert "| cold (" in res.output and "| plain (" in res.output and "| plain_db (" in res.output
     assert res.output.count("din-sql_gpt-4.sql: 791") == 4
+
+
+def test_commands_are_registered_on_the_sqlmend_app():
+    from sqlmend.cli import app as sqlmend_app
+
+    for args in (["eval", "--help"], ["convert", "--help"], ["bench", "eval", "--help"]):
+        res = runner.invoke(sqlmend_app, args)
+        assert res.exit_code == 0, (args, res.output)
+    assert "--against" in runner.invoke(sqlmend_app, ["eval", "--help"]).output
