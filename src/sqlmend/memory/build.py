@@ -66,7 +66,8 @@ class BuildReport:
 
 
 def _normalized(text: str, schema: Any, dialect: str) -> str:
-    return sql.normalize(text, schema, dialect=dialect).sql(dialect=dialect)
+    # no qualifier-made output aliases, ORDER BY aliases expanded: each clause edits on its own
+    return sql.normalize(text, schema, dialect=dialect, output_aliases=False).sql(dialect=dialect)
 
 
 def _fmt(template: str, params: dict[str, Any]) -> str:

@@ -14,7 +14,11 @@ this module only groups them. Three dependencies join two edits:
    the other references a column of that table;
 2. **nesting**: one edit's AST path lies inside the other's;
 3. **repetition**: both apply the same transformation (same kind, clause and
-   fragment shape once identifiers and literals are abstracted).
+   fragment shape once identifiers and literals are abstracted);
+4. **move**: one removes and the other inserts the same fragment in the same
+   clause (an item moved, e.g. a reordered projection);
+5. **grouping**: both add (or both remove) in the GROUP BY and HAVING clauses
+   of the same query: a HAVING needs its grouping.
 """
 
 from __future__ import annotations
@@ -104,10 +108,23 @@ def _nested(a: str, b: str) -> bool:
         a.startswith(b + ".") or a.startswith(b + "[")
 
 
+def _squash(text: str | None) -> str:
+    return " ".join((text or "").lower().split())
+
+
+def _arm(path: str) -> str:
+    return path.rpartition(".")[0]
+
+
 def _depends(a: Edit, b: Edit) -> bool:
     if _introduced_tables(a) & _column_tables(b) or _introduced_tables(b) & _column_tables(a):
         return True
     if _nested(a.path, b.path):
+        return True
+    if {a.kind, b.kind} == {"insert", "remove"} and a.clause == b.clause and \
+            _squash(a.before or a.after) == _squash(b.before or b.after) and _arm(a.path) == _arm(b.path):
+        return True
+    if {a.clause, b.clause} == {"group", "having"} and a.kind == b.kind != "replace" and _arm(a.path) == _arm(b.path):
         return True
     return (a.kind, a.clause, shape(a.before), shape(a.after)) == \
         (b.kind, b.clause, shape(b.before), shape(b.after))

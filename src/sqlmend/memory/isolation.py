@@ -90,13 +90,72 @@ def fragment_node(clause: str, fragment: str, dialect: str = "sqlite") -> Any:
     return found[0]
 
 
-def _find(tree: Any, fragment: str | None, dialect: str) -> Any | None:
-    want = _squash(fragment)
-    if not want:
+def _scope(tree: Any, path: str) -> tuple[Any, str, int | None]:
+    """The query an edit's path points to (set-operation arms), its clause and item index.
+
+    ``sql.diff`` writes paths such as ``where[1]``, ``left.select[0]`` or
+    ``right.distinct``: the arms of set operations, then the clause.
+    """
+    parts = (path or "").split(".")
+    node = tree
+    for arm in parts[:-1]:
+        if arm in ("left", "right") and isinstance(node, ast.SetOperation):
+            node = node.left if arm == "left" else node.right
+    clause, _, index = parts[-1].partition("[")
+    return node, clause, int(index.rstrip("]")) if index.rstrip("]").isdigit() else None
+
+
+def _conjuncts(clause_node: Any) -> list[Any]:
+    if clause_node is None:
+        return []
+    return list(clause_node.this.flatten()) if isinstance(clause_node.this, ast.And) else [clause_node.this]
+
+
+def _items(query: Any, clause: str) -> list[tuple[Any, Any]]:
+    """``(node to drop, node compared with the fragment)`` for each item of one clause, as ``sql.diff`` sees them."""
+    args = query.args
+    if clause == "select":
+        return [(p, p.unalias()) for p in getattr(query, "expressions", [])] if isinstance(query, ast.Select) else []
+    if clause in ("where", "having"):
+        return [(c, c) for c in _conjuncts(args.get(clause))]
+    if clause in ("group", "order"):
+        return [(i, i) for i in (args[clause].expressions if args.get(clause) is not None else [])]
+    if clause == "join":
+        return [(j, j) for j in args.get("joins") or []]
+    if clause == "from":
+        found = args.get("from_") or args.get("from")
+        return [(found, found)] if found is not None else []
+    if clause == "limit":
+        return [(args[k], args[k]) for k in ("limit", "offset") if args.get(k) is not None]
+    return []
+
+
+def _key(node: Any, dialect: str) -> str:
+    """Text of a node with every projection's output alias taken off (``sql.diff`` renders
+    fragments with the qualifier's aliases, the normalized repair has none)."""
+    node = node.copy()
+    for select in list(node.find_all(ast.Select)):
+        for proj in list(select.expressions):
+            if isinstance(proj, ast.Alias):
+                proj.replace(proj.this)
+    return _squash(node.sql(dialect=dialect))
+
+
+def _locate(tree: Any, e: Edit, fragment: str | None, dialect: str) -> tuple[Any, Any] | None:
+    """The item of the edit's clause (in the edit's query) whose text is ``fragment``."""
+    query, clause, _ = _scope(tree, e.path)
+    try:
+        want = _key(fragment_node(e.clause, fragment or "", dialect), dialect)
+    except SqlmendError:
+        want = _squash(fragment)
+    if e.clause == "other":
+        for node in tree.walk():
+            if isinstance(node, (ast.Select, ast.SetOperation)) and _key(node, dialect) == want:
+                return node, node
         return None
-    for node in tree.walk():
-        if isinstance(node, ast.Expression) and _squash(node.sql(dialect=dialect)) == want:
-            return node
+    for holder, node in _items(query, clause or e.clause):
+        if _key(node, dialect) == want:
+            return holder, node
     return None
 
 
@@ -105,30 +164,35 @@ def _drop(node: Any) -> None:
     if isinstance(parent, ast.Connector):  # AND / OR: keep the sibling
         other = parent.right if node is parent.left else parent.left
         parent.replace(other)
-    elif isinstance(parent, (ast.Where, ast.Having, ast.Order, ast.Group)) and \
-            len(getattr(parent, "expressions", None) or [node]) <= 1:
+    elif isinstance(parent, (ast.Where, ast.Having)) or \
+            (isinstance(parent, (ast.Order, ast.Group)) and len(parent.expressions) <= 1):
         parent.pop()
     else:
         node.pop()
 
 
 def _reinsert(tree: Any, e: Edit, dialect: str) -> None:
+    query, _, index = _scope(tree, e.path)
     if e.clause == "distinct":
-        tree.set("distinct", ast.Distinct())
+        query.set("distinct", ast.Distinct())
         return
     node = fragment_node(e.clause, e.before, dialect)
     if e.clause in ("where", "having"):
-        (tree.where if e.clause == "where" else tree.having)(node, copy=False)
-    elif e.clause == "select":
-        tree.select(node, copy=False)
-    elif e.clause == "join":
-        tree.append("joins", node)
-    elif e.clause == "group":
-        tree.group_by(node, copy=False)
-    elif e.clause == "order":
-        tree.order_by(node, copy=False)
+        (query.where if e.clause == "where" else query.having)(node, copy=False)
+    elif e.clause in ("select", "join", "group", "order"):
+        key = {"select": "expressions", "join": "joins"}.get(e.clause)
+        if key is None:
+            holder = query.args.get(e.clause)
+            if holder is None:
+                (query.group_by if e.clause == "group" else query.order_by)(node, copy=False)
+                return
+        else:
+            holder = query
+        items = list(holder.args.get(key or "expressions") or [])
+        items.insert(min(index if index is not None else len(items), len(items)), node)
+        holder.set(key or "expressions", items)
     elif e.clause == "limit":
-        tree.set(node.arg_key or "limit", node)
+        query.set(node.arg_key or "limit", node)
     else:
         raise SqlError(f"cannot re-insert a removed {e.clause} fragment")
 
@@ -136,8 +200,13 @@ def _reinsert(tree: Any, e: Edit, dialect: str) -> None:
 def revert_group(repair_sql: str, group: EditGroup, dialect: str = "sqlite") -> str:
     """Revert only ``group`` from the repair, leaving every other change (s^{¬g}).
 
+    Each edit is applied where its path points (the set-operation arm and the
+    clause), never to a look-alike fragment elsewhere in the query; a removed
+    list item goes back at its old position.
+
     Args:
-        repair_sql: the validated repair SQL (normalized form).
+        repair_sql: the validated repair SQL (normalized with ``output_aliases=False``,
+            so that no clause refers to a name another clause defines).
         group: the group to revert.
         dialect: the SQL dialect.
 
@@ -148,24 +217,26 @@ def revert_group(repair_sql: str, group: EditGroup, dialect: str = "sqlite") -> 
         SqlError: a fragment cannot be found or put back.
     """
     tree = sql.parse(repair_sql, dialect=dialect)
-    for e in group.edits:
+    # removals last, in path order, so that re-inserted items land at their old indexes
+    edits = sorted(group.edits, key=lambda e: (e.kind == "remove", _scope(tree, e.path)[2] or 0))
+    for e in edits:
         if e.kind == "replace":
-            node = _find(tree, e.after, dialect)
-            if node is None:
+            found = _locate(tree, e, e.after, dialect)
+            if found is None:
                 raise SqlError(f"replaced fragment not found: {e.after}")
             new = fragment_node(e.clause, e.before, dialect)
-            if node is tree:
+            if found[1] is tree:
                 tree = new
             else:
-                node.replace(new)
+                found[1].replace(new)
         elif e.kind == "insert":
             if e.clause == "distinct":
-                tree.set("distinct", None)
+                _scope(tree, e.path)[0].set("distinct", None)
                 continue
-            node = _find(tree, e.after, dialect)
-            if node is None:
+            found = _locate(tree, e, e.after, dialect)
+            if found is None:
                 raise SqlError(f"added fragment not found: {e.after}")
-            _drop(node)
+            _drop(found[0])
         elif e.kind == "remove":
             _reinsert(tree, e, dialect)
         else:

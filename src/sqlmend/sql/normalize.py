@@ -5,6 +5,16 @@ equal trees. Steps: resolve names as SQLite does (:mod:`sqlmend.sql.resolve`),
 qualify every column with its table (sqlglot's qualifier), then rename table
 aliases canonically: a table's alias is its own name (``singer``), its second
 occurrence in the query ``singer_2``, a derived table ``sub``, ``sub_2``...
+
+The qualifier also names every projection (``COUNT(*) AS _col_0``, ``singer.name
+AS name``) and rewrites an ORDER BY expression equal to a projection into a
+reference to that name (``ORDER BY COUNT(*)`` -> ``ORDER BY _col_1``); the
+latter is undone here, so that two queries ordering by the same expression stay
+equal whatever their projections are. With ``output_aliases=False`` those names are taken off again (only
+the aliases written in the query stay) and an ORDER BY item that names an output
+alias is replaced by the expression the alias stands for (SQLite and PostgreSQL
+read a bare ORDER BY name as the output alias first), so that every clause of
+the normalized text can be edited and re-parsed on its own (MIRA isolation).
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ QUOTED_STRINGS_KEY = "sqlmend_quoted_strings"
 
 
 def normalize(tree_or_text: exp.Expression | str, schema: SchemaLike | None,
-              dialect: str = "sqlite") -> exp.Expression:
+              dialect: str = "sqlite", output_aliases: bool = True) -> exp.Expression:
     """A normalized copy of a query: columns qualified, aliases canonical.
 
     Args:
@@ -35,6 +45,9 @@ def normalize(tree_or_text: exp.Expression | str, schema: SchemaLike | None,
             ``{table: {column: type}}``); without one, only aliases are made canonical.
         dialect: the dialect of the query; SQLite's double-quoted-string rule applies
             for ``"sqlite"`` only.
+        output_aliases: True keeps the names the qualifier gives every projection;
+            False keeps only the aliases of the input and expands ORDER BY references
+            to output aliases (see the module doc).
 
     Returns:
         A new tree. Rendered, it gives the same rows as the input.
@@ -53,6 +66,9 @@ def normalize(tree_or_text: exp.Expression | str, schema: SchemaLike | None,
         infos = analyse(tree, mapping)
         check_tables(infos, mapping)
         converted = resolve_columns(infos, original, sqlite=read == "sqlite")
+    _mark_order_items(tree)
+    if not output_aliases:
+        _mark_unaliased(tree)
     try:
         tree = qualify(tree, schema=mapping or None, dialect=read or None, expand_stars=False,
                        quote_identifiers=False, identify=False, validate_qualify_columns=bool(mapping),
@@ -60,11 +76,61 @@ def normalize(tree_or_text: exp.Expression | str, schema: SchemaLike | None,
     except OptimizeError as e:
         raise QualifyError(f"cannot qualify the columns: {e}") from e
     _canonical_aliases(tree, mapping)
+    _expand_order_aliases(tree, every=not output_aliases)
+    if not output_aliases:
+        _drop_added_aliases(tree)
     _quote_only_when_needed(tree, read)
     tree.meta.pop(ORIGINAL_KEY, None)
     tree.meta[DIALECT_KEY] = read
     tree.meta[QUOTED_STRINGS_KEY] = converted
     return tree
+
+
+_UNALIASED_KEY = "sqlmend_unaliased"
+_ORDER_NAME_KEY = "sqlmend_order_by_name"  # the ORDER BY item was written as a bare name
+
+
+def _mark_order_items(tree: exp.Expression) -> None:
+    for select in tree.find_all(exp.Select):
+        order = select.args.get("order")
+        for ordered in order.expressions if order is not None else []:
+            ordered.meta[_ORDER_NAME_KEY] = isinstance(ordered.this, exp.Column) and not ordered.this.table
+
+
+def _mark_unaliased(tree: exp.Expression) -> None:
+    """Flag the projections written without an alias (the qualifier keeps node meta)."""
+    for select in tree.find_all(exp.Select):
+        for proj in select.expressions:
+            if not isinstance(proj, exp.Alias):
+                proj.meta[_UNALIASED_KEY] = True
+
+
+def _expand_order_aliases(tree: exp.Expression, every: bool) -> None:
+    """ORDER BY <output alias> -> ORDER BY <the aliased expression>.
+
+    ``every`` False: only where the qualifier made the reference (the query
+    wrote the expression); True: also where the query wrote the alias.
+    """
+    for select in tree.find_all(exp.Select):
+        order = select.args.get("order")
+        if order is None:
+            continue
+        named = {s.alias.lower(): s.this for s in select.expressions if isinstance(s, exp.Alias)}
+        for ordered in order.expressions:
+            col = ordered.this
+            written_as_name = ordered.meta.pop(_ORDER_NAME_KEY, True)
+            if not every and written_as_name:
+                continue
+            if isinstance(col, exp.Column) and not col.table and col.name.lower() in named:
+                col.replace(named[col.name.lower()].copy())
+
+
+def _drop_added_aliases(tree: exp.Expression) -> None:
+    """Take off the output aliases the qualifier added (the input's own aliases stay)."""
+    for select in list(tree.find_all(exp.Select)):
+        for proj in list(select.expressions):
+            if isinstance(proj, exp.Alias) and proj.this.meta.pop(_UNALIASED_KEY, False):
+                proj.replace(proj.this)
 
 
 def _canonical_aliases(tree: exp.Expression, mapping: dict[str, dict[str, str]]) -> None:
