@@ -49,3 +49,12 @@ def test_strict_needs_measured_precision():
     assert rules.effective_severity(rule, low) == "advisory"
     assert rules.effective_severity(rule, high) == "strict"
     assert rules.effective_severity(rules.get("VL04"), high) == "advisory"
+
+
+def test_unmeasured_or_silent_rules_are_advisory():
+    rule = rules.get("VL01")
+    assert rules.effective_severity(rule, {}) == "advisory"
+    assert rules.severity_reason(rule, {}) == "unmeasured"
+    silent = {"rules": {"VL01": {"precision_clean": None, "flagged_clean": 0}}}
+    assert rules.effective_severity(rule, silent) == "advisory"
+    assert rules.severity_reason(rule, {"rules": {"VL01": {"precision_clean": 0.9}}}) == "below 99.5%"

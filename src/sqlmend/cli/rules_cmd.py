@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from dataclasses import replace
 import sys
 from pathlib import Path
 from typing import Any
@@ -112,13 +113,19 @@ def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: f
 
 
 def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """List the rule catalogue: code, name, error type, severity, measured precision."""
+    """List the rule catalogue: code, name, error type, severity, measured precision.
+
+    A rule acts as strict (its fixes are applied automatically) only when declared
+    strict and measured at >= 99.5% precision on gold-clean questions by
+    `sqlmend bench static --write-precision`; unmeasured rules are advisory.
+    """
     measured = rules.measured()
     rows = []
     for rule in rules.all_rules():
         m = measured.get("rules", {}).get(rule.code, {})
         rows.append({"code": rule.code, "name": rule.name, "error_type": rule.error_type,
                      "declared": rule.severity, "severity": rules.effective_severity(rule, measured),
+                     "why": rules.severity_reason(rule, measured),
                      "fixable": rule.fixable, "precision_clean": m.get("precision_clean"),
                      "precision_all": m.get("precision_all"), "flagged": m.get("flagged_all"),
                      "message": rule.message})
@@ -131,7 +138,9 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
         table.add_column(col)
     for r in rows:
         pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
-        table.add_row(r["code"], r["name"], r["error_type"], r["severity"],
+        severity = r["severity"] if r["why"] in ("measured", "declared advisory") else \
+            f"{r['severity']} ({r['why']})"
+        table.add_row(r["code"], r["name"], r["error_type"], severity,
                       "yes" if r["fixable"] else "", pct(r["precision_clean"]),
                       pct(r["precision_all"]), str(r["flagged"] or 0))
     _console.print(table)
@@ -154,7 +163,9 @@ def bench_static(
     from sqlmend.db import connect
 
     ds = load_dataset(dataset)
-    tasks = ds.tasks[:limit] if limit else ds.tasks
+    if limit:  # evaluate only these questions: a smaller dataset, not missing predictions
+        ds = replace(ds, tasks=ds.tasks[:limit])
+    tasks = ds.tasks
     conns: dict[str, Any] = {}
 
     def db_for(db_id: str):

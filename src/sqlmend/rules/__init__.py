@@ -8,9 +8,10 @@ its findings carry evidence and fixes as data, applied by :mod:`sqlmend.rules.en
     for rule in rules.all_rules(): print(rule.code, rule.severity)
 
 A rule is *strict* (its fixes may be applied automatically) only if declared so
-and its measured precision (``precision.json``, written by ``sqlmend bench
-static``) is at least :data:`STRICT_PRECISION`; otherwise its findings are
-advisory hints for later stages.
+and its measured precision on gold-clean questions (``precision.json``, written
+by ``sqlmend bench static``) is at least :data:`STRICT_PRECISION`; a rule never
+measured, or one that flagged nothing when measured, is advisory: its findings
+are hints for later stages.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ STRICT_PRECISION = 0.995
 PRECISION_FILE = Path(__file__).with_name("precision.json")
 
 __all__ = ["Rule", "RuleContext", "all_rules", "get", "check", "measured", "effective_severity",
-           "STRICT_PRECISION", "PRECISION_FILE"]
+           "severity_reason", "STRICT_PRECISION", "PRECISION_FILE"]
 
 
 @lru_cache(maxsize=1)
@@ -73,15 +74,32 @@ def effective_severity(rule: Rule, measurements: dict[str, Any] | None = None) -
         measurements: the stored measurements (read from :data:`PRECISION_FILE` when omitted).
 
     Returns:
-        ``"strict"`` or ``"advisory"``.
+        ``"strict"`` or ``"advisory"`` (unmeasured rules, and rules that flagged
+        nothing when measured, are advisory).
+    """
+    return "strict" if severity_reason(rule, measurements) == "measured" else "advisory"
+
+
+def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> str:
+    """Why a rule acts with its severity.
+
+    Args:
+        rule: the rule.
+        measurements: the stored measurements (read from :data:`PRECISION_FILE` when omitted).
+
+    Returns:
+        ``"declared advisory"``, ``"unmeasured"`` (never measured, or flagged
+        nothing), ``"below 99.5%"`` or ``"measured"`` (strict).
     """
     if rule.severity != "strict":
-        return "advisory"
+        return "declared advisory"
     m = (measurements if measurements is not None else measured()).get("rules", {}).get(rule.code)
     precision = (m or {}).get("precision_clean")
-    if precision is not None and precision < STRICT_PRECISION:
-        return "advisory"
-    return "strict"
+    if precision is None:
+        return "unmeasured"
+    if precision < STRICT_PRECISION:
+        return f"below {100 * STRICT_PRECISION:g}%"
+    return "measured"
 
 
 def check(db: Any, sql_text: str, question: str = "", *, codes: list[str] | None = None,

@@ -53,6 +53,7 @@ class RuleContext:
         self._analysis: QueryAnalysis | None = None
         self.probe = Probe(db, self.schema, timeout=min(timeout, 5.0))
         self.memo: dict[str, Any] = {}  # results rules share (e.g. the absent literals)
+        self._values: Any = False  # the value index, loaded on first use (None: unavailable)
 
     @property
     def analysis(self) -> QueryAnalysis:
@@ -60,6 +61,16 @@ class RuleContext:
         if self._analysis is None:
             self._analysis = QueryAnalysis(self.sql, self.schema, self.dialect)
         return self._analysis
+
+    @property
+    def values(self) -> Any:
+        """The database's value index (``db.value_index()``), or ``None`` when it cannot be built."""
+        if self._values is False:
+            try:
+                self._values = self.db.value_index()
+            except (DatabaseError, OSError, ValueError):
+                self._values = None
+        return self._values
 
     def _execute(self) -> tuple[ExecResult | None, str | None]:
         if self._exec is None:

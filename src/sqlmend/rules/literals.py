@@ -1,7 +1,8 @@
 """Literals the data disproves: a compared literal that matches no row of its column.
 
-Shared by the value rules (VL01..VL04), computed once per query and kept in
-``ctx.memo``.
+Shared by the value rules (VL01..VL05), computed once per query and kept in
+``ctx.memo``. Whether a text literal occurs is asked of the value index where
+that is exact (:func:`sqlmend.rules.values.index_decides`), else of the engine.
 """
 
 from __future__ import annotations
@@ -9,8 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sqlmend import guard
+from sqlmend.errors import SqlError
+from sqlmend.rules import engine
 from sqlmend.rules.analysis import Comparison, node_path
 from sqlmend.rules.base import RuleContext
+from sqlmend.rules.values import index_decides
 
 #: Operators whose literal must occur in the column for the comparison to mean anything.
 EQUALITY_OPS = {"eq": "=", "neq": "=", "in": "=", "not_in": "="}
@@ -53,13 +58,48 @@ def absent_literals(ctx: RuleContext) -> list[AbsentLiteral]:
             ref = cmp.column
             if cmp.op not in EQUALITY_OPS or ref.status != "ok":
                 continue
-            if not ctx.probe.non_null_count(ref.table, ref.column):
-                continue
             for lit in cmp.literals:
                 value = analysis.as_literal(lit)
-                literal_sql = (lit.sql(dialect=ctx.dialect) if not isinstance(value, str)
-                               else "'" + value.replace("'", "''") + "'")
-                if ctx.probe.matches(ref.table, ref.column, "=", literal_sql) is False:
+                if _absent(ctx, ref.table, ref.column, lit, value):
                     out.append(AbsentLiteral(cmp, lit, value, ref.table, ref.column))
     ctx.memo["absent"] = out
     return out
+
+
+def _absent(ctx: RuleContext, table: str, column: str, lit: Any, value: Any) -> bool:
+    """Whether no row of ``table`` holds ``value`` in ``column`` (a column with no values: False)."""
+    if index_decides(ctx, table, column, value):
+        return not ctx.values.contains(table, column, value)
+    if not ctx.probe.non_null_count(table, column):
+        return False
+    literal_sql = (lit.sql(dialect=ctx.dialect) if not isinstance(value, str)
+                   else "'" + value.replace("'", "''") + "'")
+    return ctx.probe.matches(table, column, "=", literal_sql) is False
+
+
+def replacement_fix(ctx: RuleContext, absent: AbsentLiteral, stored: Any) -> dict:
+    """The fix (as data) that puts the stored value in place of an absent literal."""
+    return {"op": "replace_literal", "path": absent.path,
+            "expect": absent.node.sql(dialect=ctx.dialect), "value": stored}
+
+
+def changes_result(ctx: RuleContext, fixes: list[dict]) -> bool:
+    """Whether applying ``fixes`` changes the query's result (else the mismatch is moot).
+
+    Args:
+        ctx: the rule context.
+        fixes: literal replacements as data.
+
+    Returns:
+        True when the rewrite passes the validate-or-retain guard (it runs and its
+        result differs from the query's).
+    """
+    try:
+        candidate = engine.apply(ctx.sql, fixes, dialect=ctx.dialect)
+    except SqlError:
+        return False
+    result = ctx.exec_result
+    verdict = guard.validate(ctx.db, ctx.sql, candidate, timeout=ctx.timeout,
+                             original_result=None if result is None or result.truncated else result,
+                             original_error=ctx.exec_error)
+    return verdict.accepted

@@ -3,6 +3,10 @@
 Every probe is a query the engine itself evaluates, so its answer follows the
 engine's own comparison rules (SQLite's type affinity, PostgreSQL's collation):
 "does ``t.c = 'x'`` match any row?" is asked as exactly that predicate.
+Questions about stored text values ("which spellings of 'x' does the column
+hold?", "which columns hold 'x'?") go to the database's value index instead
+(``db.value_index()``, see :mod:`sqlmend.rules.values`); a probe asks only what
+the index cannot answer (numbers, type affinity, joins, counts).
 """
 
 from __future__ import annotations
@@ -12,20 +16,6 @@ from typing import Any
 from sqlmend.db.base import quote_ident as quote
 from sqlmend.errors import DatabaseError
 from sqlmend.types import Schema
-
-#: Declared types whose columns hold text (lower-case substrings).
-_TEXT_TYPES = ("char", "text", "clob", "string", "varchar")
-
-
-def string_literal(value: str) -> str:
-    """Write a SQL string literal."""
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def is_text_type(declared: str) -> bool:
-    """Whether a declared column type holds text (an empty type counts, as SQLite allows anything)."""
-    low = (declared or "").lower()
-    return not low or any(t in low for t in _TEXT_TYPES)
 
 
 class Probe:
@@ -54,9 +44,6 @@ class Probe:
                 self._cache[key] = None
         return self._cache[key]
 
-    def _text(self, column: str) -> str:
-        return f"CAST({quote(column)} AS TEXT)" if self.schema.dialect != "sqlite" else quote(column)
-
     def matches(self, table: str, column: str, op_sql: str, literal_sql: str) -> bool | None:
         """Whether ``column <op> literal`` holds for at least one row of ``table``.
 
@@ -79,24 +66,6 @@ class Probe:
                           f"{quote(column)} IS NOT NULL LIMIT 1000) AS s", 1)
         return int(rows[0][0]) if rows else 0
 
-    def folded_variants(self, table: str, column: str, value: str, limit: int = 5) -> list[Any]:
-        """Stored values of ``column`` equal to ``value`` up to case and surrounding spaces.
-
-        Args:
-            table: schema table.
-            column: schema column.
-            value: the literal's text.
-            limit: most variants to return.
-
-        Returns:
-            The distinct stored values, as the database holds them.
-        """
-        col = self._text(column)
-        rows = self._rows(f"SELECT DISTINCT {quote(column)} FROM {quote(table)} WHERE "
-                          f"lower(trim({col})) = lower(trim({string_literal(value)})) "
-                          f"LIMIT {limit}", limit)
-        return [r[0] for r in rows or []]
-
     def sample(self, table: str, column: str, limit: int = 50) -> list[Any]:
         """Up to ``limit`` distinct non-null values of a column."""
         rows = self._rows(f"SELECT DISTINCT {quote(column)} FROM {quote(table)} WHERE "
@@ -109,27 +78,3 @@ class Probe:
         rows = self._rows(f"SELECT 1 FROM {quote(lt)} AS l JOIN {quote(rt)} AS r ON "
                           f"l.{quote(lc)} = r.{quote(rc)} LIMIT 1", 1)
         return None if rows is None else bool(rows)
-
-    def holders(self, value: str, exclude: tuple[str, str] | None = None,
-                limit: int = 5) -> list[tuple[str, str, Any]]:
-        """Text columns of the database that store ``value`` (up to case and spaces).
-
-        Args:
-            value: the literal's text.
-            exclude: a ``(table, column)`` to skip (the one the query compares).
-            limit: most holders to return.
-
-        Returns:
-            ``(table, column, stored value)`` triples.
-        """
-        out: list[tuple[str, str, Any]] = []
-        for table in self.schema.tables:
-            for column in table.columns:
-                if (table.name, column.name) == exclude or not is_text_type(column.type):
-                    continue
-                found = self.folded_variants(table.name, column.name, value, limit=1)
-                if found:
-                    out.append((table.name, column.name, found[0]))
-                    if len(out) >= limit:
-                        return out
-        return out

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from sqlmend import guard
-from sqlmend.errors import SqlError
-from sqlmend.rules import engine
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals
+from sqlmend.rules.literals import absent_literals, changes_result, replacement_fix
+from sqlmend.rules.values import spellings
 from sqlmend.types import Finding
 
 
@@ -39,36 +37,22 @@ class CaseVariant(Rule):
         for absent in absent_literals(ctx):
             if not isinstance(absent.value, str):
                 continue
-            variants = ctx.probe.folded_variants(absent.table, absent.column, absent.value)
-            variants = [v for v in variants if isinstance(v, str) and v != absent.value]
+            variants = spellings(ctx, absent.table, absent.column, absent.value)
             if len(variants) != 1:
                 continue
             stored = variants[0]
-            fix = {"op": "replace_literal", "path": absent.path,
-                   "expect": absent.node.sql(dialect=ctx.dialect), "value": stored}
+            fix = replacement_fix(ctx, absent, stored)
             out.append(self.finding(
                 detail=f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
                 location=absent.location,
                 schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
-                evidence={"literal": absent.value, "stored": stored, "matches_as_written": 0},
+                evidence={"literal": absent.value, "stored": stored, "matches_as_written": 0,
+                          "source": "value index (trim)"},
                 fixes=[fix],
             ))
-        if out and not self._changes_result(ctx, [f.fixes[0] for f in out]):
+        if out and not changes_result(ctx, [f.fixes[0] for f in out]):
             return []  # the stored values give the same answer: the mismatch is moot here
         return out
-
-    @staticmethod
-    def _changes_result(ctx: RuleContext, fixes: list[dict]) -> bool:
-        """Whether using the stored values changes the query's result (else the mismatch is moot)."""
-        try:
-            candidate = engine.apply(ctx.sql, fixes, dialect=ctx.dialect)
-        except SqlError:
-            return False
-        result = ctx.exec_result
-        verdict = guard.validate(ctx.db, ctx.sql, candidate, timeout=ctx.timeout,
-                                 original_result=None if result is None or result.truncated else result,
-                                 original_error=ctx.exec_error)
-        return verdict.accepted
 
 
 RULE = CaseVariant()

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.rules.literals import absent_literals
+from sqlmend.rules.values import as_number
 from sqlmend.types import Finding
 
 
 def _numeric(value) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return True
-    try:
-        float(str(value).strip())
-        return True
-    except ValueError:
-        return False
+    return as_number(value) is not None
 
 
 class TypeNeverHeld(Rule):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.rules.literals import absent_literals
+from sqlmend.rules.values import holders, spellings
 from sqlmend.types import Finding
 
 
@@ -34,19 +35,20 @@ class StoredElsewhere(Rule):
         for absent in absent_literals(ctx):
             if not isinstance(absent.value, str) or not absent.value.strip():
                 continue
-            if ctx.probe.folded_variants(absent.table, absent.column, absent.value):
+            if spellings(ctx, absent.table, absent.column, absent.value):
                 continue  # a variant in the column itself: VL01's business
-            holders = ctx.probe.holders(absent.value, exclude=(absent.table, absent.column))
-            if not holders:
+            found = holders(ctx, absent.value, exclude=(absent.table, absent.column))
+            if not found:
                 continue
-            where = ", ".join(f"{t}.{c}" for t, c, _ in holders)
+            where = ", ".join(f"{m.table}.{m.column}" for m in found)
             out.append(self.finding(
                 detail=f"({absent.value!r} is stored in {where})",
                 location=absent.location,
                 schema_refs=[absent.table, f"{absent.table}.{absent.column}",
-                             *(f"{t}.{c}" for t, c, _ in holders)],
+                             *(f"{m.table}.{m.column}" for m in found)],
                 evidence={"literal": absent.value,
-                          "holders": [{"table": t, "column": c, "stored": v} for t, c, v in holders]},
+                          "holders": [{"table": m.table, "column": m.column, "stored": m.value}
+                                      for m in found]},
             ))
         return out
 

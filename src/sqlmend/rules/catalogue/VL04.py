@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.rules.literals import absent_literals
+from sqlmend.rules.values import as_number, holders, spellings, variants
 from sqlmend.types import Finding
 
 
 class StoredNowhere(Rule):
-    """The compared text literal occurs in no text column of the database, not even up to case and spaces.
+    """The compared text literal occurs in no text column of the database, not even in another form.
 
     The comparison matches no row. That may be what the question wants (an
     empty answer), so this is a hint: the value may be misspelled, abbreviated
@@ -33,14 +34,12 @@ class StoredNowhere(Rule):
         for absent in absent_literals(ctx):
             if not isinstance(absent.value, str) or not absent.value.strip():
                 continue
-            try:
-                float(absent.value)
+            if as_number(absent.value) is not None:
                 continue  # a number written as a string: VL02's business
-            except ValueError:
-                pass
-            if ctx.probe.folded_variants(absent.table, absent.column, absent.value):
-                continue
-            if ctx.probe.holders(absent.value, exclude=(absent.table, absent.column), limit=1):
+            if spellings(ctx, absent.table, absent.column, absent.value) or variants(
+                    ctx, absent.table, absent.column, absent.value):
+                continue  # VL01's / VL05's business
+            if holders(ctx, absent.value, exclude=(absent.table, absent.column), limit=1):
                 continue
             out.append(self.finding(
                 detail=f"({absent.value!r})",

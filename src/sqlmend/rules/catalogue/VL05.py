@@ -1,0 +1,59 @@
+"""VL05: a literal is another form of the one value the column stores (plural, abbreviation...)."""
+
+from __future__ import annotations
+
+from sqlmend.rules.base import Rule, RuleContext
+from sqlmend.rules.literals import absent_literals, changes_result, replacement_fix
+from sqlmend.rules.values import spellings, variants
+from sqlmend.types import Finding
+
+
+class FormVariant(Rule):
+    """The literal does not occur in the column, but exactly one stored value is another form of it.
+
+    The value index finds the stored value the literal stands for: its singular
+    or plural ('Bachelors' / 'Bachelor'), an abbreviation or initials in either
+    direction ('female' / 'F', 'USA' / 'United States of America'), the start of
+    a longer stored value up to a word boundary ('2010-05-01' / '2010-05-01
+    00:00:00'), or the same number written differently ('1,000' / '1000').
+    Reported only when exactly one stored value qualifies and using it changes
+    the query's result. Fix: use the stored value.
+
+    Anti-pattern::
+
+        SELECT count(*) FROM Student WHERE Sex = 'female'
+
+    Fixed::
+
+        SELECT count(*) FROM Student WHERE Sex = 'F'
+    """
+
+    code = "VL05"
+    name = "value.form_variant"
+    error_type = "value_error"
+    severity = "strict"
+    fixable = True
+
+    def check(self, ctx: RuleContext) -> list[Finding]:
+        out = []
+        for absent in absent_literals(ctx):
+            if spellings(ctx, absent.table, absent.column, absent.value):
+                continue  # a case/space spelling: VL01's business
+            found = variants(ctx, absent.table, absent.column, absent.value)
+            if len(found) != 1:
+                continue
+            stored, kind = found[0]
+            out.append(self.finding(
+                detail=f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r}: {kind})",
+                location=absent.location,
+                schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
+                evidence={"literal": absent.value, "stored": stored, "kind": kind,
+                          "matches_as_written": 0, "source": "value index"},
+                fixes=[replacement_fix(ctx, absent, stored)],
+            ))
+        if out and not changes_result(ctx, [f.fixes[0] for f in out]):
+            return []  # the stored values give the same answer: the mismatch is moot here
+        return out
+
+
+RULE = FormVariant()

@@ -1,0 +1,87 @@
+"""Foreign keys between the two sides of a join condition, and the repair they prove.
+
+Shared by the join rules (TB02 disjoint columns, TB03 off-key columns): when
+exactly one single-column foreign key links the two tables and one side of the
+condition is that key's column, the key names the column the other side must
+be; the fix renames it (and is kept only if the new pair shares values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmend.rules.analysis import ColumnPair, node_path
+from sqlmend.types import ForeignKey
+
+
+def linking_keys(ctx: Any, pair: ColumnPair) -> list[ForeignKey]:
+    """The single-column foreign keys between the two tables of a join condition.
+
+    Args:
+        ctx: the rule context.
+        pair: the condition ``a.x = b.y``.
+
+    Returns:
+        The keys (either direction).
+    """
+    tables = {pair.left.table.lower(), pair.right.table.lower()}
+    return [fk for fk in ctx.schema.foreign_keys if len(fk.columns) == 1
+            and {fk.table.lower(), fk.ref_table.lower()} == tables]
+
+
+def on_key(pair: ColumnPair, fk: ForeignKey) -> bool:
+    """Whether the condition pairs exactly the key's two columns."""
+    ends = {(fk.table.lower(), fk.columns[0].lower()), (fk.ref_table.lower(), fk.ref_columns[0].lower())}
+    sides = {(pair.left.table.lower(), pair.left.column.lower()),
+             (pair.right.table.lower(), pair.right.column.lower())}
+    return ends == sides
+
+
+def describe(fk: ForeignKey) -> str:
+    """``"t.c -> r.d"``."""
+    return f"{fk.table}.{','.join(fk.columns)} -> {fk.ref_table}.{','.join(fk.ref_columns)}"
+
+
+def key_fix(ctx: Any, pair: ColumnPair) -> list[dict]:
+    """The fix the foreign key proves for a join condition (``[]`` when none is proven).
+
+    Args:
+        ctx: the rule context.
+        pair: the condition.
+
+    Returns:
+        One ``replace_column`` fix, or nothing.
+    """
+    fks = linking_keys(ctx, pair)
+    if len(fks) != 1:
+        return []
+    fk = fks[0]
+    ends = {fk.table.lower(): fk.columns[0], fk.ref_table.lower(): fk.ref_columns[0]}
+    for keep, change in ((pair.left, pair.right), (pair.right, pair.left)):
+        if ends.get(keep.table.lower(), "").lower() != keep.column.lower():
+            continue
+        partner = ends.get(change.table.lower())
+        if not partner or partner.lower() == change.column.lower():
+            continue
+        table = ctx.schema.table(change.table)
+        column = table.column(partner) if table else None
+        if column is None or not ctx.probe.joinable((keep.table, keep.column), (change.table, column.name)):
+            continue
+        return [{"op": "replace_column", "path": node_path(change.node),
+                 "expect": change.node.sql(dialect=ctx.dialect), "column": column.name,
+                 "table": change.node.table or None}]
+    return []
+
+
+def cross_table_pairs(ctx: Any) -> list[ColumnPair]:
+    """The join conditions ``a.x = b.y`` between two different tables of a query that ran.
+
+    Args:
+        ctx: the rule context.
+
+    Returns:
+        The conditions; none when the query failed (its data says nothing).
+    """
+    if ctx.exec_error is not None:
+        return []
+    return [p for p in ctx.analysis.column_pairs() if p.left.table.lower() != p.right.table.lower()]
