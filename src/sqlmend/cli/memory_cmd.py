@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from tqdm import tqdm
 
@@ -69,21 +70,24 @@ def _history(dataset: Any, preds: dict[str, str], split: Split, workers: int) ->
 
 
 def build_all(dataset: Any, cases: dict[str, list[Correction]], folder: Path, cfg: Any = None,
-              decompose: bool = True) -> BuildReport:
+              decompose: bool = True, fresh: bool = False) -> BuildReport:
     """Rebuild the memory of every database of ``cases`` in ``folder``.
 
     Args:
         dataset: the dataset (its database paths).
         cases: the historical corrections per database.
-        folder: the store folder (emptied first).
+        folder: the store folder.
         cfg: an llm config (judge, recovery, embedder); None: mechanical items only.
         decompose: False: the "w/o repair-unit decomposition" ablation.
+        fresh: True empties the whole folder first; False clears only the stores
+            of the databases in ``cases`` (other databases' memories stay).
 
     Returns:
         The summed build report.
     """
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    if fresh:
+        shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
     total = BuildReport()
     judge = cfg.resolve("judge") if cfg else None
     recovery = cfg.resolve("recovery") if cfg else None
@@ -91,6 +95,7 @@ def build_all(dataset: Any, cases: dict[str, list[Correction]], folder: Path, cf
     for db_id in tqdm(sorted(cases), desc="memory build", unit="db"):
         try:
             with connect(dataset.db_path(db_id)) as db, MemoryStore(folder, db_id) as store:
+                store.clear()
                 total.add(build_memory(db, db_id, cases[db_id], store, judge, embedder, decompose,
                                        recovery_backend=recovery))
         except SqlmendError as e:
@@ -113,7 +118,8 @@ def build_cmd(
     split: Optional[Path] = typer.Option(None, help="split JSON (created with --fraction/--seed if absent)"),
     fraction: float = typer.Option(0.25, help="history share per database (MIRA §4.1)"),
     seed: int = typer.Option(0, help="split seed"),
-    namespace: Optional[str] = typer.Option(None, help="store namespace (default: the prediction file's name)"),
+    namespace: str = typer.Option("default", help="store namespace ('default' is the one `sqlmend correct "
+                                                   "--stages memory` reads; $SQLMEND_MEMORY_NAMESPACE changes that)"),
     store: Optional[Path] = typer.Option(None, help="store folder (wins over --namespace)"),
     model: Optional[str] = typer.Option(None, help="'local' for the embedded models, or an llm config file"),
     no_decompose: bool = typer.Option(False, help="ablation: one item per correction"),
@@ -126,7 +132,7 @@ def build_cmd(
     ds = load_dataset(dataset)
     preds = load_predictions(pred, ds)
     sp = _split(ds, split, fraction, seed)
-    folder = store_root(namespace or pred.stem, store)
+    folder = store_root(namespace, store)
     report = build_all(ds, _history(ds, preds, sp, workers), folder, _llm(model), not no_decompose)
     _print_build(report, folder)
 
@@ -166,8 +172,12 @@ def show_cmd(
 ) -> None:
     """Show a database's memory items (contract, signature, local check, support) and rejections."""
     folder = store_root(namespace, store)
-    with MemoryStore(folder, db_id) as st:
-        items, rejections = st.items(), st.rejections()
+    try:
+        with MemoryStore(folder, db_id, create=False) as st:
+            items, rejections = st.items(), st.rejections()
+    except SqlmendError as e:
+        console.print(f"[red]{e}[/red] (build one with `sqlmend memory build` or `sqlmend memory add`)")
+        raise typer.Exit(1) from e
     if as_json:
         typer.echo(json.dumps([i.to_dict() | {"vector": bool(i.vector)} for i in items], indent=1, default=str))
         return
@@ -181,7 +191,7 @@ def show_cmd(
     if rejections:
         Console().print(f"{len(rejections)} corrections or groups gave no item, e.g.:")
         for qid, stage, reason in rejections[:10]:
-            Console().print(f"  {qid} [{stage}] {reason}")
+            Console().print(escape(f"  {qid} [{stage}] {reason}"))
 
 
 def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float, seed: int,
@@ -213,7 +223,7 @@ def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float
     opts = ABLATIONS[ablation]
     cfg = _llm(model)
     folder = store_root(f"bench-{pred.stem}-{ablation}-{model or 'nomodel'}")
-    built = build_all(ds, _history(ds, preds, sp, workers), folder, cfg, opts.get("decompose", True))
+    built = build_all(ds, _history(ds, preds, sp, workers), folder, cfg, opts.get("decompose", True), fresh=True)
     _print_build(built, folder)
     test_ids = [q for q in sp.test if ds.db_path(ds.task(q).db_id) is not None]
     tasks = [t for t in ds.with_sql(preds) if t.question_id in set(test_ids)]

@@ -6,13 +6,16 @@ supports (§3.3.2), adapt them into one rewrite and pass it through the guard
 applied; the trace says how each repair was made (``detail["how"]``).
 
 Options (``PipelineConfig.options["memory"]``): ``store`` (folder of the
-per-database stores) or ``namespace``; ``budget`` (retrieval context budget,
+per-database stores) or ``namespace`` (default: ``$SQLMEND_MEMORY_STORE``,
+else namespace ``$SQLMEND_MEMORY_NAMESPACE`` or ``default`` - where
+``sqlmend memory build`` and ``memory add`` write by default); ``budget`` (retrieval context budget,
 items); ``verify`` (False: w/o evidence-verified activation); ``local``
 (False: w/o target local adaptation).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -58,7 +61,8 @@ class MemoryStage:
             The stage.
         """
         opts = dict((getattr(config, "options", None) or {}).get("memory", {}))
-        folder = store_root(opts.get("namespace", "default"), opts.get("store"))
+        folder = store_root(opts.get("namespace") or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default",
+                            opts.get("store") or os.environ.get("SQLMEND_MEMORY_STORE") or None)
         return cls(folder, int(opts.get("budget", 8)), bool(opts.get("verify", True)),
                    bool(opts.get("local", True)), float(getattr(config, "timeout", 30.0)))
 
@@ -72,12 +76,11 @@ class MemoryStage:
             Its items; empty when it has no memory.
         """
         if db_id not in self._items:
-            path = self.folder / f"{db_id}.sqlite"
-            if not path.exists():
-                self._items[db_id] = []
-            else:
-                with MemoryStore(self.folder, db_id) as store:
+            try:
+                with MemoryStore(self.folder, db_id, create=False) as store:
                     self._items[db_id] = store.items()
+            except SqlmendError:  # no memory for this database (or an invalid id)
+                self._items[db_id] = []
         return self._items[db_id]
 
     def run(self, ctx: StageContext) -> StageTrace:

@@ -51,13 +51,19 @@ class MemoryStore:
     Args:
         folder: the folder of per-database stores (see :func:`store_root`).
         db_id: the database.
+        create: False: the store must exist already (reading never creates one).
+
+    Raises:
+        ConfigError: an invalid database id, or no store and ``create`` is False.
     """
 
-    def __init__(self, folder: str | Path, db_id: str):
+    def __init__(self, folder: str | Path, db_id: str, create: bool = True):
         if not db_id or "/" in db_id:
             raise ConfigError(f"invalid database id for a memory store: {db_id!r}")
         self.db_id = db_id
         self.path = Path(folder) / f"{db_id}.sqlite"
+        if not create and not self.path.is_file():
+            raise ConfigError(f"no repair memory for database {db_id!r} in {folder}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._con = sqlite3.connect(self.path)
         self._con.executescript(_SCHEMA)

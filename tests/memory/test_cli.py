@@ -1,0 +1,41 @@
+"""``sqlmend memory add / show`` and ``sqlmend correct --stages memory`` on a store they share."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from sqlmend.cli import app
+
+runner = CliRunner()
+
+# Spider dev #6 as CodeS-1B predicted it, with its gold (see test_end_to_end.py).
+WRONG = ("SELECT singer.name ,  singer.song_release_year FROM singer JOIN singer_in_concert "
+         "ON singer.singer_id  =  singer_in_concert.singer_id ORDER BY singer.age LIMIT 1")
+GOLD = "SELECT song_name ,  song_release_year FROM singer ORDER BY age LIMIT 1"
+
+
+def test_add_show_and_correct_with_the_same_store(tmp_path, spider_db, monkeypatch):
+    db = str(spider_db("concert_singer"))
+    store = tmp_path / "mem"
+    res = runner.invoke(app, ["memory", "add", "--db", db, "--question",
+                              "Show the name and the release year of the song by the youngest singer.",
+                              "--wrong", WRONG, "--corrected", GOLD, "--question-id", "6", "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    assert "1 corrections -> 1 items" in res.output
+    shown = runner.invoke(app, ["memory", "show", "concert_singer", "--store", str(store), "--json"])
+    assert shown.exit_code == 0, shown.output
+    [item] = json.loads(shown.stdout)
+    assert item["kind"] == "column_substitution" and item["support"]["question_id"] == "6"
+    monkeypatch.setenv("SQLMEND_MEMORY_STORE", str(store))  # what `sqlmend correct` reads
+    out = runner.invoke(app, ["correct", "--db", db, "--question", "What are the song names of singers older than 40?",
+                              "--sql", "SELECT name FROM singer WHERE age > 40", "--stages", "memory,guard"])
+    assert out.exit_code == 0, out.output
+    assert "SELECT song_name FROM singer WHERE age > 40" in out.output
+
+
+def test_show_of_an_unknown_database_creates_nothing(tmp_path):
+    res = runner.invoke(app, ["memory", "show", "no_such_db", "--store", str(tmp_path)])
+    assert res.exit_code == 1 and "no repair memory" in res.output
+    assert list(tmp_path.iterdir()) == []
