@@ -45,8 +45,15 @@ def _literal_sql(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+#: Value-index modes that identify one stored spelling of a literal without doubt.
+VARIANT_MODES = ("ci", "trim", "plural")
+
+
 def stored_variants(db: Any, column: str, value: Any, limit: int = 3) -> list[Any]:
-    """Stored values of ``table.column`` equal to ``value`` up to case and surrounding spaces.
+    """Stored spellings of ``value`` in ``table.column`` (case, surrounding spaces, plural).
+
+    Uses the database's value index (:meth:`sqlmend.db.Database.value_index`,
+    modes :data:`VARIANT_MODES`); without one, a case- and space-insensitive query.
 
     Args:
         db: the open database.
@@ -58,6 +65,15 @@ def stored_variants(db: Any, column: str, value: Any, limit: int = 3) -> list[An
         The variants (empty when none or the column cannot be read).
     """
     table, col = column.split(".", 1)
+    try:
+        index = db.value_index()
+    except (SqlmendError, AttributeError):
+        index = None
+    if index is not None and isinstance(value, str):
+        try:
+            return [m.value for m in index.matches(table, col, value, modes=VARIANT_MODES, limit=limit)]
+        except SqlmendError:
+            return []
     c = quote_ident(col)
     q = (f"SELECT DISTINCT {c} FROM {quote_ident(table)} WHERE LOWER(TRIM(CAST({c} AS TEXT))) = "
          f"LOWER(TRIM({_literal_sql(value)})) LIMIT {limit}")
@@ -141,20 +157,37 @@ def check_mechanical(cand: Candidate, question: str, keys: set[str], observation
         return Activation(cand, False, reason)
 
     if m.kind == "value_binding":
+        rebind, seen = [], []
+        for b in p.get("bindings", [p]):
+            for o in observations:
+                if o.get("column") != b["column"] or o.get("op") != "EQ":
+                    continue
+                variants = stored_variants(db, b["column"], o["literal"]) if o.get("rows") == 0 else []
+                if str(o["literal"]).lower() == str(b["wrong"]).lower():
+                    new = b["right"]
+                elif len(variants) == 1 and variants[0] != o["literal"]:
+                    new = variants[0]
+                else:
+                    continue
+                if verify and o.get("rows") != 0:
+                    seen.append(f"{o['literal']!r} matches {o.get('rows')} rows")
+                    continue
+                rebind.append({"column": b["column"], "old": o["literal"], "new": new})
+        if not rebind:
+            return no(f"{'; '.join(seen)}: no violation" if seen else f"no comparison on {p['column']} to rebind")
+        return Activation(cand, True, "; ".join(f"{r['old']!r} matches no row of {r['column']}; stored: {r['new']!r}"
+                                                for r in rebind), {"rebind": rebind})
+    if m.kind == "predicate_column":
         for o in observations:
-            if o.get("column") != p["column"] or o.get("op") != "EQ":
+            if o.get("column") != p["wrong"] or o.get("op") != "EQ":
                 continue
-            if str(o["literal"]).lower() == str(p["wrong"]).lower():
-                new = p["right"]
-            elif len(o.get("variants", [])) == 1 and o["variants"][0] != o["literal"]:
-                new = o["variants"][0]
-            else:
-                continue
-            if verify and o.get("rows") != 0:
-                return no(f"{o['literal']!r} matches {o.get('rows')} rows: no violation")
-            return Activation(cand, True, f"{o['literal']!r} matches no row of {p['column']}; stored: {new!r}",
-                              {"column": p["column"], "old": o["literal"], "new": new})
-        return no(f"no comparison on {p['column']} to rebind")
+            stored = _matches(db, p["right"], o["literal"])
+            if verify and not (o.get("rows") == 0 and stored):
+                return no(f"{o['literal']!r}: {o.get('rows')} rows in {p['wrong']}, {stored} in {p['right']}")
+            return Activation(cand, True, f"{o['literal']!r} is not in {p['wrong']} but in {stored} rows of "
+                                          f"{p['right']}", {"wrong": p["wrong"], "right": p["right"],
+                                                            "literal": o["literal"]})
+        return no(f"no comparison on {p['wrong']}")
     if m.kind == "column_substitution":
         if f"col:{p['clause']}:{p['wrong']}" not in keys:
             return no(f"{p['wrong']} not used in the {p['clause']} clause")

@@ -55,11 +55,21 @@ def _apply_one(tree, act: Activation) -> bool:
     aliases = _aliases(tree)
     changed = False
     if kind == "value_binding":
+        for r in b.get("rebind", [b]):
+            for pred in tree.find_all(ast.EQ):
+                col, lit = pred.this, pred.expression
+                if isinstance(col, ast.Column) and isinstance(lit, ast.Literal) and lit.this == r["old"] \
+                        and column_name(col, aliases) == r["column"]:
+                    lit.replace(ast.Literal.string(str(r["new"])) if lit.is_string else ast.Literal.number(r["new"]))
+                    changed = True
+    elif kind == "predicate_column":
+        table, new_col = b["right"].split(".", 1)
+        qual = _qualifier(tree, table)
         for pred in tree.find_all(ast.EQ):
             col, lit = pred.this, pred.expression
-            if isinstance(col, ast.Column) and isinstance(lit, ast.Literal) and lit.this == b["old"] \
-                    and column_name(col, aliases) == b["column"]:
-                lit.replace(ast.Literal.string(str(b["new"])) if lit.is_string else ast.Literal.number(b["new"]))
+            if qual is not None and isinstance(col, ast.Column) and isinstance(lit, ast.Literal) and \
+                    lit.this == b["literal"] and column_name(col, aliases) == b["wrong"]:
+                col.replace(ast.column(new_col, table=qual if col.table else None))
                 changed = True
     elif kind == "column_substitution":
         table, new_col = b["right"].split(".", 1)

@@ -27,6 +27,8 @@ from sqlmend.memory.store import MemoryStore
 _CHECKS = {
     "value_binding": ("the literal compared with {column} and the rows it matches",
                       "the literal matches no stored value of {column} while a stored variant exists"),
+    "predicate_column": ("the column a literal is compared with and the rows it matches there",
+                         "the literal matches no row of {wrong} and is stored in {right}"),
     "column_substitution": ("the columns of the {clause} clause and the question's words",
                             "{wrong} is used where the question names {right}"),
     "distinct": ("duplicate rows in the current result", "the result repeats rows"),

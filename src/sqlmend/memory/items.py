@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: Repairs that can be verified and applied without a model (issue 8).
-MECHANICAL_KINDS = ("value_binding", "column_substitution", "distinct", "join_condition")
+MECHANICAL_KINDS = ("value_binding", "predicate_column", "column_substitution", "distinct", "join_condition")
 
 
 @dataclass

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from sqlmend import sql
 from sqlmend.errors import SqlmendError
 from sqlmend.guard import read_only_problem
+from sqlmend.memory.edits import shape
 from sqlmend.memory.isolation import IsolatedGroup, _expr
 from sqlmend.memory.modelcall import Usage, ask
 
@@ -94,8 +95,50 @@ def _join_pair(frag: str | None, dialect: str) -> list[str] | None:
     return None
 
 
+def _comparisons(node: Any) -> list[tuple[str, Any]]:
+    """``(table.column, literal)`` of every ``column = literal`` inside a node, in order."""
+    out = []
+    for pred in node.find_all(ast.EQ):
+        col, lit = pred.this, pred.expression
+        if isinstance(col, ast.Literal):
+            col, lit = lit, col
+        if isinstance(col, ast.Column) and isinstance(lit, ast.Literal) and col.table:
+            out.append((f"{col.table}.{col.name}".lower(), lit.this))
+    return out
+
+
+def _rebindings(before: str | None, after: str | None, clause: str, dialect: str) -> list[dict[str, Any]] | None:
+    """The literals a REPLACE rebinds when it changes nothing but ``column = literal`` values.
+
+    ``a.x = 'Haiti' OR b.y = '1'`` -> ``a.x = 'haiti' OR b.y = '1'`` rebinds ``a.x``;
+    anything else changed (an operator, a column, a structure) gives None.
+    """
+    if not before or not after or shape(before) != shape(after):
+        return None
+    try:
+        a, b = _expr(before, dialect), _expr(after, dialect)
+    except SqlmendError:
+        return None
+    ca, cb = _comparisons(a), _comparisons(b)
+    if len(ca) != len(cb) or [c for c, _ in ca] != [c for c, _ in cb]:
+        return None
+    masked = [x.copy() for x in (a, b)]
+    for tree in masked:
+        for lit in list(tree.find_all(ast.Literal)):
+            lit.replace(ast.Literal.string("?"))
+    if masked[0].sql(dialect=dialect) != masked[1].sql(dialect=dialect):
+        return None
+    out = [{"column": col, "wrong": x, "right": y, "clause": clause} for (col, x), (_, y) in zip(ca, cb) if x != y]
+    return out or None
+
+
 def classify(iso: IsolatedGroup, dialect: str = "sqlite") -> tuple[str, dict[str, Any]]:
     """Recognise the mechanical kind of a group, with its binding parameters.
+
+    Kinds: ``value_binding`` (only ``column = literal`` values change, in one or
+    several edits of the group), ``predicate_column`` (one comparison keeps its
+    literal and changes its column), ``join_condition``, ``column_substitution``
+    and ``distinct``.
 
     Args:
         iso: the isolated group.
@@ -105,6 +148,11 @@ def classify(iso: IsolatedGroup, dialect: str = "sqlite") -> tuple[str, dict[str
         ``(kind, params)``; kind ``"general"`` when no mechanical form fits.
     """
     edits = iso.group.edits
+    if edits and all(e.kind == "replace" for e in edits):
+        found = [_rebindings(e.before, e.after, e.clause, dialect) for e in edits]
+        if all(found):
+            bindings = [b for f in found for b in f]
+            return "value_binding", dict(bindings[0]) | ({"bindings": bindings} if len(bindings) > 1 else {})
     if len(edits) != 1:
         return "general", {}
     e = edits[0]
@@ -113,8 +161,8 @@ def classify(iso: IsolatedGroup, dialect: str = "sqlite") -> tuple[str, dict[str
     if e.kind != "replace":
         return "general", {}
     a, b = _comparison(e.before, dialect), _comparison(e.after, dialect)
-    if a and b and a[0] == b[0] and a[2] != b[2]:
-        return "value_binding", {"column": a[0], "wrong": a[2], "right": b[2], "clause": e.clause}
+    if a and b and a[1] == b[1] == "EQ" and a[0] != b[0] and a[2] == b[2]:
+        return "predicate_column", {"wrong": a[0], "right": b[0], "value": a[2], "clause": e.clause}
     pa, pb = _join_pair(e.before, dialect), _join_pair(e.after, dialect)
     if e.clause == "join" and pa and pb and pa != pb:
         return "join_condition", {"wrong": pa, "right": pb}
@@ -125,6 +173,7 @@ def classify(iso: IsolatedGroup, dialect: str = "sqlite") -> tuple[str, dict[str
 
 
 _ERROR_TYPES = {"value_binding": "value_error", "column_substitution": "attribute_mismatch",
+                "predicate_column": "attribute_mismatch",
                 "distinct": "modifier_error", "join_condition": "table_mismatch"}
 
 
@@ -135,6 +184,12 @@ def _mechanical_contract(kind: str, p: dict[str, Any]) -> dict[str, Any]:
                 "required_behavior": f"compare {p['column']} with the value as stored ({p['right']!r})",
                 "repair_behavior": f"replace the literal {p['wrong']!r} with {p['right']!r}",
                 "preserve": ["other conditions", "projection", "joins"]}
+    if kind == "predicate_column":
+        return {"applicability": f"the question filters by a value stored in {p['right']}",
+                "incorrect_behavior": f"the value is compared with {p['wrong']}, where it is not stored",
+                "required_behavior": f"compare the value with {p['right']}, where it is stored",
+                "repair_behavior": f"compare {p['right']} instead of {p['wrong']}",
+                "preserve": ["the literal", "other conditions", "projection", "joins"]}
     if kind == "column_substitution":
         return {"applicability": f"the question asks about {p['right'].split('.')[-1].replace('_', ' ')}",
                 "incorrect_behavior": f"{p['wrong']} is used in the {p['clause']} clause",
@@ -174,11 +229,18 @@ def judge_mechanical(question: str, iso: IsolatedGroup, facts: dict[str, Any],
     if contrast.get("same_result", True):
         return Judgement(False, "reverting the group does not change the result", kind)
     ok, why = False, ""
+    rows = {(o["side"], o["column"].lower(), str(o["value"])): o["rows"] for o in facts.get("predicates", [])}
     if kind == "value_binding":
-        rows = {(o["side"], str(o["value"])): o["rows"] for o in facts.get("predicates", [])}
-        wrong, right = rows.get(("before", str(p["wrong"]))), rows.get(("after", str(p["right"])))
+        seen = [(b, rows.get(("before", b["column"], str(b["wrong"]))), rows.get(("after", b["column"], str(b["right"]))))
+                for b in p.get("bindings", [p])]
+        ok = all(wrong == 0 and bool(right) for _, wrong, right in seen)
+        why = "; ".join(f"{b['column']}: {b['wrong']!r} matches {wrong} rows, {b['right']!r} matches {right}"
+                        for b, wrong, right in seen)
+    elif kind == "predicate_column":
+        wrong = rows.get(("before", p["wrong"], str(p["value"])))
+        right = rows.get(("after", p["right"], str(p["value"])))
         ok = wrong == 0 and bool(right)
-        why = f"{p['wrong']!r} matches {wrong} rows, {p['right']!r} matches {right}"
+        why = f"{p['value']!r} matches {wrong} rows of {p['wrong']}, {right} of {p['right']}"
     elif kind == "column_substitution":
         q = words(question)
         right, wrong = words(p["right"].split(".")[-1]) & q, words(p["wrong"].split(".")[-1]) & q
