@@ -162,9 +162,9 @@ def bench_static(
     from sqlmend.bench import compare, evaluate, load_dataset, load_predictions, paired_markdown
     from sqlmend.db import connect
 
-    ds = load_dataset(dataset)
-    if limit:  # evaluate only these questions: a smaller dataset, not missing predictions
-        ds = replace(ds, tasks=ds.tasks[:limit])
+    full = load_dataset(dataset)
+    # with --limit, evaluate a smaller dataset (not the whole one with predictions missing)
+    ds = replace(full, tasks=full.tasks[:limit]) if limit else full
     tasks = ds.tasks
     conns: dict[str, Any] = {}
 
@@ -187,7 +187,7 @@ def bench_static(
     seconds: list[float] = []
     paired: dict[str, Any] = {}
     for path in pred:
-        preds = load_predictions(path, ds)
+        preds = load_predictions(path, full)
         corrected = dict(preds)
         findings: dict[str, list] = {}
         for task in tqdm(tasks, desc=f"static {path.stem}"):

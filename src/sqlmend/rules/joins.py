@@ -85,3 +85,58 @@ def cross_table_pairs(ctx: Any) -> list[ColumnPair]:
     if ctx.exec_error is not None:
         return []
     return [p for p in ctx.analysis.column_pairs() if p.left.table.lower() != p.right.table.lower()]
+
+
+def key_target(ctx: Any, table: str, column: str) -> tuple[str, str]:
+    """The column a key column stands for: its foreign key's referenced column, else itself (lower-cased)."""
+    for fk in ctx.schema.foreign_keys:
+        if len(fk.columns) == 1 and fk.table.lower() == table.lower() \
+                and fk.columns[0].lower() == column.lower():
+            return (fk.ref_table.lower(), fk.ref_columns[0].lower())
+    return (table.lower(), column.lower())
+
+
+def is_key_column(ctx: Any, table: str, column: str) -> bool:
+    """Whether a column is (part of) its table's primary key or an end of a foreign key."""
+    t = ctx.schema.table(table)
+    if t is not None and column.lower() in {c.lower() for c in t.primary_key}:
+        return True
+    return any((fk.table.lower() == table.lower() and column.lower() in {c.lower() for c in fk.columns})
+               or (fk.ref_table.lower() == table.lower()
+                   and column.lower() in {c.lower() for c in fk.ref_columns})
+               for fk in ctx.schema.foreign_keys)
+
+
+def key_path(ctx: Any, start: str, end: str) -> list[str]:
+    """The shortest chain of tables that foreign keys link from ``start`` to ``end`` ([] when none).
+
+    Args:
+        ctx: the rule context.
+        start: a table.
+        end: another table.
+
+    Returns:
+        Table names (lower-cased), ``start`` first and ``end`` last.
+    """
+    adj: dict[str, set[str]] = {}
+    for fk in ctx.schema.foreign_keys:
+        a, b = fk.table.lower(), fk.ref_table.lower()
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    start, end = start.lower(), end.lower()
+    previous: dict[str, str] = {start: ""}
+    frontier = [start]
+    while frontier and end not in previous:
+        nxt = []
+        for node in frontier:
+            for other in sorted(adj.get(node, ())):
+                if other not in previous:
+                    previous[other] = node
+                    nxt.append(other)
+        frontier = nxt
+    if end not in previous:
+        return []
+    path = [end]
+    while previous[path[-1]]:
+        path.append(previous[path[-1]])
+    return path[::-1]
