@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from rapidfuzz import process
-
 from sqlmend.rules.analysis import node_path
 from sqlmend.rules.base import Rule, RuleContext
+from sqlmend.sql.resolve import closest as closest_names
 from sqlmend.types import Finding
 
 
@@ -48,7 +47,7 @@ class UnknownColumn(Rule):
             holders = [f"{t.name}.{c.name}" for t in ctx.schema.tables for c in t.columns
                        if c.name.lower() == col.lower()]
             names = [c for s in sources for c in s.columns.values()]
-            closest = [m[0] for m in process.extract(col, names, limit=3)] if names else []
+            closest = closest_names(col, names)
             fixes = []
             if ref.node.table and len(in_scope) == 1 and in_scope[0][0] != ref.node.table.lower():
                 alias, real = in_scope[0]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from rapidfuzz import process
-
 from sqlmend.rules.base import Rule, RuleContext
+from sqlmend.sql.resolve import closest as closest_names
 from sqlmend.types import Finding
 
 
@@ -30,7 +29,7 @@ class UnknownTable(Rule):
         if kind != "unknown_table":
             return []
         tables = [t.name for t in ctx.schema.tables]
-        closest = [m[0] for m in process.extract(name, tables, limit=3)] if name and tables else []
+        closest = closest_names(name, tables) if name else []
         return [self.finding(detail=f"({name!r}; closest: {', '.join(closest)})", location=name,
                              schema_refs=closest,
                              evidence={"engine": ctx.exec_error, "table": name, "closest": closest})]
