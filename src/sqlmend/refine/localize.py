@@ -121,7 +121,8 @@ def _type_block(type_id: str) -> str:
 
 def localize(findings: list[Finding], *, question: str, evidence: str, sql_text: str,
              all_nodes: list[Node], schema: str, execution: dict[str, Any],
-             backend: Any | None, book: CallBook, stage: str = "localizer") -> list[Localization]:
+             backend: Any | None, book: CallBook, stage: str = "localizer",
+             max_tokens: int = 256) -> list[Localization]:
     """Localize every detected error type (one LocLLM call for those that need one).
 
     Args:
@@ -135,6 +136,7 @@ def localize(findings: list[Finding], *, question: str, evidence: str, sql_text:
         backend: the LocLLM backend, or None (then only static and default localizations).
         book: where the call is recorded.
         stage: the stage name logged with the call.
+        max_tokens: most tokens LocLLM may generate.
 
     Returns:
         One :class:`Localization` per detected type, in detection order.
@@ -147,7 +149,7 @@ def localize(findings: list[Finding], *, question: str, evidence: str, sql_text:
     pending = [t for t in types if t not in out]
     if pending and backend is not None:
         answer = _ask(pending, question, evidence, sql_text, all_nodes, schema, execution,
-                      backend, book, stage)
+                      backend, book, stage, max_tokens)
         valid_paths = {n.path for n in all_nodes}
         for loc in answer.errors if answer else []:
             if loc.error_type in pending and loc.error_type not in out:
@@ -167,7 +169,7 @@ def localize(findings: list[Finding], *, question: str, evidence: str, sql_text:
 
 def _ask(types: list[str], question: str, evidence: str, sql_text: str, all_nodes: list[Node],
          schema: str, execution: dict[str, Any], backend: Any, book: CallBook,
-         stage: str) -> LocalizationAnswer | None:
+         stage: str, max_tokens: int) -> LocalizationAnswer | None:
     from sqlmend.errors import ModelError
 
     prompt = prompts.load("localize")
@@ -177,7 +179,8 @@ def _ask(types: list[str], question: str, evidence: str, sql_text: str, all_node
         execution=json.dumps(execution, default=str)[:800],
         errors="\n".join(_type_block(t) for t in types))
     try:
-        res = book.ask(backend, msgs, stage=stage, schema=LocalizationAnswer, role="localize")
+        res = book.ask(backend, msgs, stage=stage, schema=LocalizationAnswer, role="localize",
+                       max_tokens=max_tokens)
     except ModelError:
         return None  # garbage or failure: the default localizations stand
     parsed = res.parsed

@@ -105,7 +105,7 @@ def build_messages(briefs: list[ErrorBrief], *, question: str, evidence: str, sq
 
 
 def rewrite(backend: Any, messages: list[dict[str, str]], book: CallBook,
-            stage: str = "refiner") -> Rewrite:
+            stage: str = "refiner", max_tokens: int = 192) -> Rewrite:
     """Ask RefLLM for the rewrite.
 
     A structured answer that does not validate is read as text once more (the SQL
@@ -116,6 +116,7 @@ def rewrite(backend: Any, messages: list[dict[str, str]], book: CallBook,
         messages: from :func:`build_messages`.
         book: where the call is recorded.
         stage: the stage name logged with the call.
+        max_tokens: most tokens RefLLM may generate (a SQL in JSON is short).
 
     Returns:
         The proposed :class:`Rewrite` (``sql`` "" when the model gave none).
@@ -124,7 +125,8 @@ def rewrite(backend: Any, messages: list[dict[str, str]], book: CallBook,
         ModelError: the backend failed (not garbage: that gives an empty rewrite).
     """
     try:
-        res = book.ask(backend, messages, stage=stage, schema=RewriteAnswer, role="refine")
+        res = book.ask(backend, messages, stage=stage, schema=RewriteAnswer, role="refine",
+                       max_tokens=max_tokens)
     except StructuredOutputError as exc:
         text = sql_from_text(exc.raw or "")
         return Rewrite(sql=text, note="answer was not valid JSON"

@@ -31,13 +31,17 @@ class RefineStage:
 
     name = "refine"
 
-    def __init__(self, shots: int = 1, max_errors: int = 4):
+    def __init__(self, shots: int = 1, max_errors: int = 4, max_tokens: int = 192):
         """Args:
             shots: few-shot examples per error type in the RefLLM prompt.
             max_errors: most errors addressed in one rewrite (highest priority first).
+            max_tokens: most tokens RefLLM generates (LocLLM gets a third more).
+
+        Each is also read from ``PipelineConfig.options["refine"]``.
         """
         self.shots = shots
         self.max_errors = max_errors
+        self.max_tokens = max_tokens
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Refine ``ctx.sql`` guided by ``ctx.findings``.
@@ -83,9 +87,11 @@ class RefineStage:
         all_nodes = nodes(tree, dialect) if tree is not None else []
         result, error = execute_current(ctx)
         execution = exec_summary(result, error)
+        max_tokens = int(setting(ctx, self.name, "max_tokens", self.max_tokens))
         locs = localize(ctx.findings, question=ctx.task.question, evidence=ctx.task.evidence,
                         sql_text=ctx.sql, all_nodes=all_nodes, schema=schema_text(schema),
-                        execution=execution, backend=loc_backend, book=book)
+                        execution=execution, backend=loc_backend, book=book,
+                        max_tokens=max_tokens * 4 // 3)
         priority = setting(ctx, self.name, "priority", guidelines.DEFAULT_PRIORITY)
         ordered = guidelines.order([loc.error_type for loc in locs], priority)
         by_type = {loc.error_type: loc for loc in locs}
@@ -102,7 +108,7 @@ class RefineStage:
         trace.detail["extracts"] = [b.extract.to_dict() for b in briefs]
         msgs = build_messages(briefs, question=ctx.task.question, evidence=ctx.task.evidence,
                               sql_text=ctx.sql, shots=setting(ctx, self.name, "shots", self.shots))
-        proposal = rewrite(ref_backend, msgs, book)
+        proposal = rewrite(ref_backend, msgs, book, max_tokens=max_tokens)
         trace.detail["addressed"] = proposal.addressed
         if proposal.no_change or not proposal.sql:
             trace.note = proposal.note or "the model proposed no SQL; original kept"

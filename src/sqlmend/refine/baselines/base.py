@@ -43,6 +43,7 @@ class PromptBaseline:
     name = "baseline"
     prompt = ""
     rounds = 1
+    max_tokens = 256  # per answer (options["<name>"]["max_tokens"] overrides)
     model_stage = "baseline"  # the llm stage whose model it uses
 
     def __init__(self, rounds: int | None = None):
@@ -101,7 +102,8 @@ class PromptBaseline:
         try:
             for i in range(rounds):
                 res = book.ask(backend, self.messages(ctx, current, fb), stage=self.model_stage,
-                               role=f"{self.name} round {i + 1}")
+                               role=f"{self.name} round {i + 1}",
+                               max_tokens=int(setting(ctx, self.name, "max_tokens", self.max_tokens)))
                 new_sql = self.answer_sql(res.text)
                 stop = self.done(res.text, new_sql, ctx)
                 if new_sql and new_sql != current:
