@@ -40,7 +40,8 @@ STAGE_ORDER = ("static", "memory", "detector", "refine", "guard")
 STAGE_CLASSES: dict[str, tuple[str, ...]] = {
     "static": ("sqlmend.rules.stage:StaticStage",),
     "memory": ("sqlmend.memory.stage:MemoryStage",),
-    "detector": ("sqlmend.detect.stage:DetectorStage", "sqlmend.detect:DetectorStage"),
+    "detector": ("sqlmend.detect.stage:DetectorStage", "sqlmend.detect:DetectorStage",
+                 "sqlmend.detect.detector:DetectorStage"),
 }
 
 #: The refinement strategies: ErrorLLM's error-guided refinement and the baselines.
