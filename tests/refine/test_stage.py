@@ -72,6 +72,10 @@ def test_static_findings_arrive_localized_without_a_call(make_ctx):
     assert len(model.history) == 1  # RefLLM only; no LocLLM call
     assert trace.detail["localizations"][0]["source"] == "static"
     assert trace.detail["localizations"][0]["nodes"] == ["where[0]"]
+    # the template's fields are filled from the finding itself
+    assert trace.detail["guidelines"]["value_error"].startswith(
+        "The literal 'united states' compared with singer.Country does not occur as written in "
+        "the database; the stored value is 'United States'.")
     assert "United States" in json.dumps(trace.detail["extracts"][0]["linked_values"])
     assert trace.verdict.accepted
 

@@ -79,6 +79,44 @@ def _paths_for(location: str, all_nodes: list[Node]) -> list[str]:
     return hits[:3]
 
 
+def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(repr(v) if isinstance(v, str) else str(v) for v in value[:5])
+    return str(value)
+
+
+def static_fields(finding: Finding) -> dict[str, str]:
+    """Fill a type's template fields from what a static finding already says.
+
+    A field takes the evidence entry of its name, else one whose name starts with
+    it (``stored`` <- ``stored_sample``); column fields take the finding's first
+    ``table.column`` reference, table fields its first table; ``literal`` falls
+    back to the finding's location.
+
+    Args:
+        finding: a localized finding.
+
+    Returns:
+        ``{field: value}`` for the fields it could fill.
+    """
+    g = guidelines.load(finding.error_type)
+    ev = finding.evidence or {}
+    cols = [r for r in finding.schema_refs if "." in r]
+    tables = [r for r in finding.schema_refs if "." not in r]
+    out: dict[str, str] = {}
+    for name in g.fields:
+        key = name if name in ev else next((k for k in ev if k.startswith(name)), None)
+        if key is not None and ev[key] not in (None, "", []):
+            out[name] = _text(ev[key])
+        elif "column" in name and cols:
+            out[name] = cols[0]
+        elif "table" in name and tables:
+            out[name] = tables[0]
+        elif name in ("literal", "wrong_condition", "condition") and finding.location:
+            out[name] = finding.location
+    return out
+
+
 def from_finding(finding: Finding, all_nodes: list[Node]) -> Localization:
     """An already-localized (static) finding as a :class:`Localization`, without a model.
 
@@ -86,11 +124,10 @@ def from_finding(finding: Finding, all_nodes: list[Node]) -> Localization:
         finding: a finding with ``location`` / ``schema_refs`` / ``evidence``.
         all_nodes: the query's nodes (:func:`sqlmend.refine.extract.nodes`).
     """
-    fields = {k: str(v) for k, v in (finding.evidence or {}).items()
-              if isinstance(v, (str, int, float))}
     return Localization(error_type=finding.error_type,
                         nodes=_paths_for(finding.location, all_nodes),
-                        schema_refs=list(finding.schema_refs), fields=fields, source="static",
+                        schema_refs=list(finding.schema_refs), fields=static_fields(finding),
+                        source="static",
                         code=finding.code, evidence=dict(finding.evidence or {}),
                         message=finding.message)
 
