@@ -44,6 +44,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.eval_cmd",
     "sqlmend.cli.rules_cmd",
     "sqlmend.cli.models_cmd",
+    "sqlmend.cli.detect_cmd",
 ]
 
 

@@ -1,0 +1,254 @@
+"""``sqlmend synth``, ``sqlmend train-detector``, ``sqlmend detect`` and ``sqlmend bench detect``.
+
+Thin wrappers over :mod:`sqlmend.synth` and :mod:`sqlmend.detect` (ErrorLLM §3.1-3.2).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Optional
+
+import typer
+from tqdm import tqdm
+
+from sqlmend.bench import load_dataset, write_jsonl
+from sqlmend.bench.datasets import read_jsonl
+from sqlmend.errors import SqlmendError
+from sqlmend.paths import cache_dir
+
+_DATASET_HELP = "A named dataset (spider-train, spider-dev, ...) or a task file."
+
+
+def _fail(error: Exception) -> None:
+    typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
+    raise typer.Exit(2)
+
+
+def default_detector_dir() -> Path:
+    """Where ``train-detector`` writes and ``detect`` reads the detector by default."""
+    return cache_dir("detector", "smollm2")
+
+
+def synth(
+    out: Path = typer.Option(..., "--out", "-o", help="Training JSONL to write."),
+    dataset: str = typer.Option("spider-train", help=_DATASET_HELP + " Use TRAINING questions only."),
+    limit: Optional[int] = typer.Option(None, help="Use at most this many questions (sampled evenly)."),
+    per_question: int = typer.Option(1, help="Single-error examples per question."),
+    compose_rate: float = typer.Option(0.3, help="Probability of an extra two-error example per question."),
+    seed: int = typer.Option(0, help="Random seed."),
+    value_links: bool = typer.Option(True, help="Link question values through the value index."),
+    data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
+) -> None:
+    """Synthesize detector training data from gold SQL: execution-verified perturbations + gold as no_error."""
+    from sqlmend.synth import label_distribution, synthesize
+
+    if "dev" in dataset or "test" in dataset:
+        typer.secho(f"warning: {dataset} looks like evaluation data; train only on training questions",
+                    err=True, fg=typer.colors.YELLOW)
+    try:
+        ds = load_dataset(dataset, data_root=data_root)
+    except SqlmendError as e:
+        _fail(e)
+    tasks = [t for t in ds.tasks if t.gold]
+    if limit and limit < len(tasks):
+        tasks = random.Random(seed).sample(tasks, limit)
+    examples, skipped = [], []
+    bar = tqdm(total=len(tasks), desc="synth", unit="question")
+    last = None
+    for item in synthesize(tasks, lambda db_id: ds.db_path(db_id) or f"<missing database {db_id}>",
+                           per_question=per_question, compose_rate=compose_rate, seed=seed,
+                           value_links=value_links):
+        if isinstance(item, str):
+            skipped.append(item)
+            bar.update(1)
+            continue
+        if item.question_id != last:
+            bar.update(1)
+            last = item.question_id
+        examples.append(item.to_dict())
+    bar.close()
+    write_jsonl(out, examples)
+    dist = label_distribution(examples)
+    typer.echo(f"wrote {len(examples)} examples from {len(tasks)} questions to {out} ({len(skipped)} skipped)")
+    for line in skipped[:5]:
+        typer.echo(f"  {line}")
+    typer.echo(json.dumps(dict(sorted(dist.items())), indent=1))
+
+
+def train_detector(
+    data: Path = typer.Option(..., "--data", help="Training JSONL from `sqlmend synth`."),
+    out: Path = typer.Option(None, "--out", "-o", help="Detector folder (default: the cache)."),
+    backbone: Optional[str] = typer.Option(None, help="Checkpoint folder or GGUF (default SmolLM2-135M)."),
+    epochs: float = typer.Option(1.0, help="Passes over the data."),
+    max_steps: Optional[int] = typer.Option(None, help="Optimizer steps (overrides --epochs)."),
+    lr: float = typer.Option(3e-4, help="Learning rate."),
+    grad_accum: int = typer.Option(4, help="Examples per optimizer step."),
+    max_length: int = typer.Option(448, help="Most tokens per example (the input is cut from the left)."),
+    max_chars: int = typer.Option(1400, help="Character budget of the detector input (the QSS is cut first)."),
+    lora_r: int = typer.Option(16, help="LoRA rank."),
+    loss: str = typer.Option("constrained", help="constrained (over error tokens) | full (whole vocabulary)."),
+    time_budget: Optional[float] = typer.Option(None, help="Stop (with a checkpoint) after this many minutes."),
+    holdout: float = typer.Option(0.1, help="Share of databases held out for calibration."),
+    target_precision: float = typer.Option(0.8, help="Calibrate P(no_error) threshold for this precision."),
+    calibrate_limit: int = typer.Option(150, help="Held-out examples scored for calibration."),
+    threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
+    device: str = typer.Option("cpu", help="cpu | cuda | auto."),
+) -> None:
+    """Train the error-token detector (LoRA + token rows); resumable: rerun the same command to continue."""
+    from sqlmend.detect import calibrate, model as dmodel
+    from sqlmend.detect.train import TrainConfig, train
+
+    out = out or default_detector_dir()
+    rows = read_jsonl(data)
+    train_rows, held = calibrate.split_by_db(rows, holdout, seed=0)
+    cfg = TrainConfig(out_dir=str(out), backbone=backbone, epochs=epochs, max_steps=max_steps, lr=lr,
+                      grad_accum=grad_accum, max_length=max_length, max_chars=max_chars, loss=loss,
+                      time_budget=time_budget * 60 if time_budget else None, threads=threads, device=device,
+                      lora=dmodel.LoraSettings(r=lora_r, alpha=2 * lora_r))
+    typer.echo(f"training on {len(train_rows)} examples ({len(held)} held out for calibration) -> {out}")
+    report = train(train_rows, cfg)
+    typer.echo(f"steps {report.steps}/{report.total_steps}, examples seen {report.examples_seen}, "
+               f"loss {report.mean_loss:.4f}, {report.seconds / 60:.1f} min, finished={report.finished}")
+    if held:
+        result = calibrate.calibrate_folder(out, held[:calibrate_limit], target_precision, backbone=backbone,
+                                            device=device)
+        typer.echo(f"calibrated threshold P(no_error) < {result['threshold']:.4f} "
+                   f"(held-out precision {result['precision']:.3f}, recall {result['recall']:.3f}, "
+                   f"n={result['n']})")
+
+
+def detect(
+    sql: str = typer.Option(None, "--sql", help="The SQL to check."),
+    question: str = typer.Option(None, "--question", "-q", help="The question it answers."),
+    db: str = typer.Option(None, "--db", help="Database path or URL."),
+    tasks: Optional[Path] = typer.Option(None, "--tasks", help="JSONL tasks (question_id, db_id, question, sql)."),
+    db_root: Optional[Path] = typer.Option(None, help="Databases folder <root>/<db_id>/<db_id>.sqlite (with --tasks)."),
+    detector_dir: Optional[Path] = typer.Option(None, "--detector", help="Detector folder (default: the cache)."),
+    mode: str = typer.Option("one_pass", help="one_pass (calibrated threshold) | decode (constrained decoding)."),
+    static: bool = typer.Option(False, help="Also run the static rules."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write JSONL results here (default: stdout)."),
+) -> None:
+    """Detect the error types of SQL with the trained error-token model (per-query types with scores)."""
+    from sqlmend.bench import read_tasks
+    from sqlmend.detect.batch import Item, judge
+    from sqlmend.detect.detector import ErrorTokenDetector
+
+    folder = detector_dir or default_detector_dir()
+    try:
+        if tasks is not None:
+            task_list, _ = read_tasks(tasks)
+            items = [Item(t.question_id, t.question_id, t.db_id, t.question, t.sql, t.evidence) for t in task_list]
+            root = db_root
+
+            def path_of(db_id: str) -> str:
+                if root is None:
+                    raise SqlmendError("--db-root is needed with --tasks")
+                return str(root / db_id / f"{db_id}.sqlite")
+        elif sql and question and db:
+            items = [Item("1", "1", "db", question, sql)]
+
+            def path_of(db_id: str) -> str:
+                return db
+        else:
+            raise SqlmendError("give --sql, --question and --db, or --tasks")
+        det = ErrorTokenDetector.from_dir(folder, mode=mode)
+    except SqlmendError as e:
+        _fail(e)
+    results = judge(items, path_of, det, static=static, progress=len(items) > 1)
+    lines = [json.dumps(r.to_dict()) for r in results]
+    if out:
+        out.write_text("\n".join(lines) + "\n")
+        typer.echo(f"wrote {len(lines)} results to {out}")
+    else:
+        typer.echo("\n".join(lines))
+
+
+def bench_detect(
+    detector_dir: Optional[Path] = typer.Option(None, "--detector", help="Detector folder (default: the cache)."),
+    predictions: Optional[list[Path]] = typer.Option(None, "--pred", help="Prediction files (default: the five shared Spider-dev files)."),
+    limit: Optional[int] = typer.Option(None, help="Score a seeded sample of this many questions (all when omitted)."),
+    seed: int = typer.Option(0, help="Seed of the question sample."),
+    mode: str = typer.Option("one_pass", help="one_pass | decode."),
+    static: bool = typer.Option(True, help="Also score the static rules and static-then-model."),
+    data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
+    out: Optional[Path] = typer.Option(None, "--json", help="Write all figures and per-item results as JSON."),
+) -> None:
+    """D-Precision/Recall/Accuracy/F1 of the detector on Spider-dev predictions vs execution correctness."""
+    from sqlmend import rules
+    from sqlmend.bench import evaluate, load_predictions
+    from sqlmend.bench.metrics import detection_metrics, labels_from_report
+    from sqlmend.db import connect
+    from sqlmend.detect.batch import Item, judge
+    from sqlmend.detect.detector import ErrorTokenDetector
+    from sqlmend.paths import data_root as find_root
+
+    try:
+        ds = load_dataset("spider-dev", data_root=data_root)
+        files = predictions or sorted((find_root(data_root) / "predictions" / "spider-dev").glob("*.sql"))
+        det = ErrorTokenDetector.from_dir(detector_dir or default_detector_dir(), mode=mode)
+    except SqlmendError as e:
+        _fail(e)
+    qids = [t.question_id for t in ds.tasks if ds.db_path(t.db_id)]
+    if limit and limit < len(qids):
+        qids = sorted(random.Random(seed).sample(qids, limit), key=qids.index)
+    chosen = set(qids)
+    suspects: set[str] = set()
+    for t in ds.tasks:  # gold-suspect: the rules find something in the gold itself
+        if t.question_id in chosen and t.gold:
+            with connect(ds.db_path(t.db_id)) as db:
+                if rules.check(db, t.gold, t.question):
+                    suspects.add(t.question_id)
+    items, labels = [], {}
+    for path in files:
+        preds = load_predictions(path, ds)
+        sub = {q: preds[q] for q in qids if q in preds}
+        report = evaluate(ds, sub, progress=False, label=path.stem)
+        for qid, wrong in labels_from_report(report).items():
+            labels[f"{path.stem}:{qid}"] = wrong
+        items += [Item(f"{path.stem}:{q}", q, ds.task(q).db_id, ds.task(q).question, sql) for q, sql in sub.items()]
+    items = [it for it in items if it.key in labels]
+    results = {j.key: j for j in judge(items, lambda d: ds.db_path(d), det, static=static)}
+    flags = {
+        "model": {k: [t for t, _ in j.model_types] for k, j in results.items()},
+        "static": {k: j.static_types for k, j in results.items()},
+        "static+model": {k: j.static_types + [t for t, _ in j.model_types] for k, j in results.items()},
+    }
+    if not static:
+        flags = {"model": flags["model"]}
+    clean = {k: v for k, v in labels.items() if k.split(":", 1)[1] not in suspects}
+    table = {}
+    for name, f in flags.items():
+        for subset, truth in (("all", labels), ("gold-clean", clean)):
+            m = detection_metrics({k: v for k, v in f.items() if k in truth}, truth).overall
+            table[f"{name} / {subset}"] = m.to_dict()
+    per_system = {}
+    for path in files:
+        truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
+        per_system[path.stem] = detection_metrics({k: flags["model"][k] for k in truth}, truth).overall.to_dict()
+    n_wrong = sum(labels.values())
+    typer.echo(f"{len(labels)} predictions ({n_wrong} wrong) of {len(qids)} questions, {len(files)} systems; "
+               f"{len(suspects)} gold-suspect questions; mode={mode}, threshold={det.threshold:.4f}")
+    typer.echo("| detector / questions | n | D-Precision | D-Recall | D-Accuracy | D-F1 |")
+    typer.echo("| --- | --- | --- | --- | --- | --- |")
+    for name, m in table.items():
+        typer.echo(f"| {name} | {m['tp'] + m['fp'] + m['fn'] + m['tn']} | {m['precision']} | {m['recall']} | "
+                   f"{m['accuracy']} | {m['f1']} |")
+    typer.echo("\nmodel alone, per system (all questions):")
+    for name, m in per_system.items():
+        typer.echo(f"| {name} | {m['precision']} | {m['recall']} | {m['accuracy']} | {m['f1']} |")
+    if out:
+        out.write_text(json.dumps({"table": table, "per_system": per_system, "questions": len(qids),
+                                   "suspects": sorted(suspects), "labels": labels,
+                                   "results": {k: j.to_dict() for k, j in results.items()}}, indent=1))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the detector commands to the ``sqlmend`` app."""
+    app.command("synth")(synth)
+    app.command("train-detector")(train_detector)
+    app.command("detect")(detect)
+    from sqlmend.cli import bench_app
+
+    bench_app.command("detect")(bench_detect)

@@ -1,0 +1,101 @@
+"""Run a detector (and the static rules) over many (question, SQL) items, database by database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from sqlmend import structure
+from sqlmend.db import connect
+from sqlmend.errors import SqlmendError
+
+
+@dataclass
+class Item:
+    """One SQL to judge."""
+
+    key: str  # unique id of the item (e.g. "<system>:<question_id>")
+    question_id: str
+    db_id: str
+    question: str
+    sql: str
+    evidence: str = ""
+
+
+@dataclass
+class Judgement:
+    """What the detectors said about one item."""
+
+    key: str
+    model_types: list[tuple[str, float]] = field(default_factory=list)
+    p_no_error: float | None = None
+    static_codes: list[str] = field(default_factory=list)
+    static_types: list[str] = field(default_factory=list)
+    error: str | None = None  # a per-item failure (missing database, ...)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "model_types": [[t, round(s, 4)] for t, s in self.model_types],
+                "p_no_error": self.p_no_error, "static_codes": self.static_codes,
+                "static_types": self.static_types, "error": self.error}
+
+
+def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = None, static: bool = False,
+          progress: bool = True, total: int | None = None) -> list[Judgement]:
+    """Judge items with the error-token detector and/or the static rules.
+
+    Items are grouped by database so that each is opened (and its samples and
+    value index read) once; identical SQL of the same question is judged once.
+
+    Args:
+        items: the items.
+        db_path: ``db_id -> database path or URL``.
+        detector: an :class:`~sqlmend.detect.detector.ErrorTokenDetector` (or None for rules only).
+        static: also run the static rules (``sqlmend.rules.check``).
+        progress: show a progress bar.
+        total: the number of items, for the bar.
+
+    Returns:
+        One :class:`Judgement` per item, in input order.
+    """
+    from tqdm import tqdm
+
+    items = list(items)
+    order = sorted(range(len(items)), key=lambda i: items[i].db_id)
+    out: dict[int, Judgement] = {}
+    memo: dict[tuple[str, str], Judgement] = {}
+    open_db: tuple[str, Any, dict, Any] | None = None
+    bar = tqdm(total=total or len(items), desc="detect", disable=not progress, unit="sql")
+    try:
+        for i in order:
+            it = items[i]
+            bar.update(1)
+            key = (it.question_id, " ".join(it.sql.split()))
+            if key in memo:
+                out[i] = Judgement(it.key, **{k: v for k, v in memo[key].__dict__.items() if k != "key"})
+                continue
+            j = Judgement(it.key)
+            try:
+                if open_db is None or open_db[0] != it.db_id:
+                    if open_db is not None:
+                        open_db[1].close()
+                    db = connect(db_path(it.db_id))
+                    open_db = (it.db_id, db, structure.sample_values(db), db.value_index())
+                _, db, samples, vi = open_db
+                if static:
+                    from sqlmend import rules
+
+                    found = rules.check(db, it.sql, it.question)
+                    j.static_codes = [f.code for f in found]
+                    j.static_types = list(dict.fromkeys(f.error_type for f in found))
+                if detector is not None:
+                    det = detector.detect(db, it.question, it.sql, it.evidence, samples=samples, value_index=vi)
+                    j.model_types, j.p_no_error = det.types, det.p_no_error
+            except SqlmendError as e:
+                j.error = str(e)
+            memo[key] = j
+            out[i] = j
+    finally:
+        bar.close()
+        if open_db is not None:
+            open_db[1].close()
+    return [out[i] for i in range(len(items))]

@@ -1,0 +1,185 @@
+"""The error-token model: a causal LM with error tokens, LoRA adapters and its files.
+
+:func:`prepare` loads a backbone through :func:`sqlmend.llm.local.load_causal_lm`,
+adds the error tokens (:mod:`sqlmend.detect.tokens`) and wraps it with peft LoRA
+whose ``trainable_token_indices`` trains the error-token rows only (peft keeps a
+tied output head consistent). :func:`save` writes the small adapter (LoRA
+weights + the 33 token rows), the token table and the training settings, never
+the full embedding matrix; :func:`load` rebuilds the detector from them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sqlmend import structure
+from sqlmend.detect.decoding import target_tokens
+from sqlmend.detect.tokens import TokenTable, add_error_tokens
+from sqlmend.errors import ConfigError
+
+SETTINGS_FILE = "detector.json"
+
+
+@dataclass
+class LoraSettings:
+    """LoRA hyper-parameters (rank, scale, dropout, target modules)."""
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    target_modules: str | list[str] = "all-linear"
+
+
+def instruction() -> str:
+    """Return the detector instruction ``I_Λ`` (the data file ``prompts/detector_instruction.txt``)."""
+    return resources.files("sqlmend.detect").joinpath("prompts/detector_instruction.txt").read_text().strip()
+
+
+def input_text(question: str, context: dict[str, str], sql_text: str = "", evidence: str = "",
+               max_chars: int = 1700) -> str:
+    """The detector input ``x^(Det)`` of one SQL from its structural context.
+
+    Args:
+        question: the question.
+        context: ``{"sql", "qss", "ast", "exec"}`` from :func:`sqlmend.structure.describe`.
+        sql_text: the SQL, when ``context`` has no canonical ``sql``.
+        evidence: optional external knowledge.
+        max_chars: the size budget.
+
+    Returns:
+        The text, ending with ``Errors:``.
+    """
+    return structure.detector_input(instruction(), question, context.get("qss", ""),
+                                    context.get("sql") or sql_text, context.get("ast", ""),
+                                    context.get("exec", ""), evidence=evidence, max_chars=max_chars)
+
+
+def encode(tokenizer, text: str, labels: list[str] | None = None, max_length: int = 512) -> tuple[list[int], list[int]]:
+    """Tokenize a detector input (and, for training, its answer tokens).
+
+    The input is cut from the left when too long, so that the SQL, its result
+    and the answer prompt always stay.
+
+    Args:
+        tokenizer: the extended tokenizer.
+        text: the detector input.
+        labels: the error types of the answer (None at inference).
+        max_length: the most tokens of input plus answer.
+
+    Returns:
+        ``(input_ids, answer_ids)``; ``answer_ids`` is empty at inference.
+    """
+    answer = [tokenizer.convert_tokens_to_ids(t) for t in target_tokens(labels)] if labels is not None else []
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    room = max_length - len(answer)
+    return ids[-room:], answer
+
+
+def prepare(backbone: str | None = None, lora: LoraSettings | None = None, device: str = "cpu",
+            semantic_init: bool = True) -> tuple[Any, Any, TokenTable]:
+    """Load a backbone, add the error tokens and wrap it for LoRA training.
+
+    Args:
+        backbone: a checkpoint folder or GGUF file; None for SmolLM2-135M-Instruct.
+        lora: LoRA settings.
+        device: ``cpu``, ``cuda``, ``auto``.
+        semantic_init: initialize used tokens from their type descriptions (§3.1).
+
+    Returns:
+        ``(peft_model, tokenizer, token_table)``.
+    """
+    from sqlmend.llm.local import load_causal_lm
+
+    model, tok = load_causal_lm(backbone, device=device)
+    return wrap(model, tok, lora, backbone=str(backbone or "smollm2-135m-instruct"), semantic_init=semantic_init)
+
+
+def wrap(model, tokenizer, lora: LoraSettings | None = None, backbone: str = "",
+         semantic_init: bool = True) -> tuple[Any, Any, TokenTable]:
+    """Add the error tokens to an already loaded model and wrap it with LoRA.
+
+    Args:
+        model: a ``transformers`` causal LM.
+        tokenizer: its tokenizer.
+        lora: LoRA settings.
+        backbone: the backbone's name, stored in the token table.
+        semantic_init: initialize used tokens from their type descriptions.
+
+    Returns:
+        ``(peft_model, tokenizer, token_table)``.
+    """
+    from peft import LoraConfig, get_peft_model
+
+    lora = lora or LoraSettings()
+    table = add_error_tokens(model, tokenizer, backbone=backbone, semantic=semantic_init)
+    table.extra["lora"] = asdict(lora)
+    config = LoraConfig(
+        task_type="CAUSAL_LM", r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+        target_modules=lora.target_modules, trainable_token_indices=table.error_ids)
+    return get_peft_model(model, config), tokenizer, table
+
+
+def save(peft_model, table: TokenTable, folder: str | Path, settings: dict | None = None) -> Path:
+    """Write the adapter (LoRA + token rows), the token table and the settings.
+
+    Args:
+        peft_model: the trained peft model.
+        table: its token table.
+        folder: the output folder.
+        settings: extra settings to record (backbone, max_length, threshold, ...).
+
+    Returns:
+        The folder.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    peft_model.save_pretrained(str(folder), save_embedding_layers=False)
+    table.save(folder)
+    old = read_settings(folder) if (folder / SETTINGS_FILE).exists() else {}
+    (folder / SETTINGS_FILE).write_text(json.dumps({**old, **(settings or {})}, indent=1))
+    return folder
+
+
+def read_settings(folder: str | Path) -> dict:
+    """Read ``detector.json`` of a detector folder (empty dict when absent)."""
+    path = Path(folder) / SETTINGS_FILE
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def load(folder: str | Path, backbone: str | None = None, device: str = "cpu", base=None) -> tuple[Any, Any, TokenTable]:
+    """Rebuild a trained detector from its folder.
+
+    Args:
+        folder: what :func:`save` wrote.
+        backbone: override the backbone recorded in the folder.
+        device: ``cpu``, ``cuda``, ``auto``.
+        base: an already loaded ``(model, tokenizer)`` to use instead of loading the backbone.
+
+    Returns:
+        ``(model, tokenizer, token_table)`` with the model in eval mode.
+
+    Raises:
+        ConfigError: the folder is not a detector, or its token ids do not match the backbone.
+    """
+    from peft import PeftModel
+
+    folder = Path(folder)
+    saved = TokenTable.load(folder)
+    if base is None:
+        from sqlmend.llm.local import load_causal_lm
+
+        name = backbone or read_settings(folder).get("backbone_path")
+        model, tok = load_causal_lm(name or None, device=device)
+    else:
+        model, tok = base
+    table = add_error_tokens(model, tok, backbone=saved.backbone)
+    if table.ids != saved.ids:
+        raise ConfigError(f"{folder}: the backbone gives the error tokens other ids than at training")
+    table.extra = saved.extra
+    model = PeftModel.from_pretrained(model, str(folder))
+    model.eval()
+    return model, tok, table

@@ -1,0 +1,71 @@
+"""Everything the detector needs to see about one (question, SQL) on a database."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmend import sql as sqlmod
+from sqlmend.errors import DatabaseError, SqlError
+from sqlmend.structure.canonical import canonical_sql
+from sqlmend.structure.qss import build, serialize
+from sqlmend.structure.serialize import ast_text, exec_text
+from sqlmend.types import ExecResult
+
+
+@dataclass
+class Description:
+    """The structural context of one SQL: QSS text, AST text, execution feedback."""
+
+    sql: str  # the SQL in canonical form (what the detector reads)
+    qss: str
+    ast: str
+    exec: str
+    result: ExecResult | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        return {"sql": self.sql, "qss": self.qss, "ast": self.ast, "exec": self.exec}
+
+
+def sql_tables(sql_text: str) -> list[str]:
+    """Names of the tables a SQL reads (empty when it does not parse)."""
+    try:
+        tree = sqlmod.parse(sql_text)
+    except SqlError:
+        return []
+    return list(dict.fromkeys(t.name for t in tree.find_all(sqlmod.ast.Table) if t.name))
+
+
+def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]] | None = None,
+             value_index: Any = None, embed: Any = None, result: ExecResult | None = None,
+             error: str | None = None, timeout: float = 10.0, max_rows: int = 50,
+             qss_chars: int = 1200) -> Description:
+    """Build the QSS, AST and execution feedback of ``sql_text`` for ``question``.
+
+    Args:
+        db: an open database.
+        question: the natural-language question.
+        sql_text: the SQL under test.
+        samples: sample values per "table.column" (:func:`sqlmend.structure.sample_values`).
+        value_index: the database's value index, for value links (optional).
+        embed: ``texts -> vectors``, for embedding links (optional).
+        result: the SQL's result when already known (skips execution).
+        error: the SQL's execution error when already known.
+        timeout: time limit of the execution, in seconds.
+        max_rows: rows fetched.
+        qss_chars: the size budget of the QSS text.
+
+    Returns:
+        A :class:`Description`.
+    """
+    if result is None and error is None:
+        try:
+            result = db.execute(sql_text, timeout=timeout, max_rows=max_rows)
+        except DatabaseError as e:
+            error = getattr(e, "engine_message", None) or str(e)
+    schema = db.schema()
+    qss = build(question, schema, samples=samples, value_index=value_index, embed=embed)
+    text = canonical_sql(sql_text, schema, dialect=getattr(db, "dialect", "sqlite") or "sqlite")
+    return Description(text, serialize(qss, focus=sql_tables(sql_text), max_chars=qss_chars), ast_text(text),
+                       exec_text(result, error), result, error)

@@ -1,0 +1,156 @@
+"""The question-schema structure (QSS) of ErrorLLM §2.3.
+
+``G = (V_q ∪ V_S, E_S ∪ E_Link)``: question nodes (the question's tokens),
+schema nodes (tables; columns with their types and a few sample values),
+schema edges (column of a table, primary key, foreign key) and the linking
+edges of :mod:`sqlmend.structure.linking`. :func:`serialize` writes a compact
+text form for a language model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from sqlmend.structure.linking import (Link, embedding_links, name_links, tokenize,
+                                       value_links)
+from sqlmend.types import Schema
+
+
+@dataclass
+class SchemaNode:
+    """A table (``name`` = "t") or a column (``name`` = "t.c") of the schema."""
+
+    name: str
+    kind: str  # table | column
+    type: str = ""
+    primary_key: bool = False
+    samples: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class Edge:
+    """A schema edge: ``has`` (table -> column), ``pk`` (table -> its key column), ``fk`` (column -> column)."""
+
+    kind: str
+    src: str
+    dst: str
+
+
+@dataclass
+class QSS:
+    """A question-schema structure: question tokens, schema nodes and edges, links."""
+
+    question: str
+    tokens: list[str]
+    nodes: list[SchemaNode]
+    edges: list[Edge]
+    links: list[Link]
+
+    def node(self, name: str) -> SchemaNode | None:
+        """Return the node of a table ("t") or column ("t.c"), case-insensitively."""
+        low = name.lower()
+        return next((n for n in self.nodes if n.name.lower() == low), None)
+
+    def linked_tables(self) -> list[str]:
+        """Return the tables that a link points to (directly or through one of their columns)."""
+        seen: dict[str, None] = {}
+        for link in sorted(self.links, key=lambda x: -x.score):
+            seen.setdefault(link.target.split(".")[0], None)
+        return list(seen)
+
+
+def build(question: str, schema: Schema, samples: dict[str, list[Any]] | None = None,
+          value_index: Any = None, embed: Callable | None = None,
+          fuzzy_threshold: float = 88.0) -> QSS:
+    """Build the QSS of a question over a schema.
+
+    Args:
+        question: the natural-language question.
+        schema: the database schema (``db.schema()``).
+        samples: optional sample values per "table.column" (see :func:`sqlmend.structure.samples.sample_values`).
+        value_index: optional value index (``db.value_index()``) for value links.
+        embed: optional ``texts -> vectors`` for embedding links.
+        fuzzy_threshold: the least rapidfuzz ratio of a fuzzy name link.
+
+    Returns:
+        The :class:`QSS`.
+    """
+    samples = {k.lower(): v for k, v in (samples or {}).items()}
+    nodes: list[SchemaNode] = []
+    edges: list[Edge] = []
+    for t in schema.tables:
+        nodes.append(SchemaNode(t.name, "table"))
+        pk = {p.lower() for p in t.primary_key} | {c.name.lower() for c in t.columns if c.primary_key}
+        for c in t.columns:
+            name = f"{t.name}.{c.name}"
+            is_pk = c.name.lower() in pk
+            nodes.append(SchemaNode(name, "column", c.type, is_pk, samples.get(name.lower(), [])))
+            edges.append(Edge("has", t.name, name))
+            if is_pk:
+                edges.append(Edge("pk", t.name, name))
+        for fk in t.foreign_keys:
+            for a, b in zip(fk.columns, fk.ref_columns):
+                edges.append(Edge("fk", f"{fk.table or t.name}.{a}", f"{fk.ref_table}.{b}"))
+    links = name_links(question, schema, fuzzy_threshold)
+    if value_index is not None:
+        links += value_links(question, value_index)
+    if embed is not None:
+        links += embedding_links(question, schema, embed)
+    return QSS(question, tokenize(question), nodes, edges, links)
+
+
+def _fmt_value(v: Any, width: int = 24) -> str:
+    s = str(v)
+    return repr(s[:width]) if isinstance(v, str) else s[:width]
+
+
+def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200) -> str:
+    """Write a QSS as compact text.
+
+    Tables named in ``focus`` come first, then linked tables, then the rest,
+    until ``max_chars`` is reached. One line per table
+    ``t(c1* type ['v1','v2'], c2 type, ...)`` (``*`` marks the primary key),
+    then ``fk:`` and ``links:`` lines restricted to the tables written.
+
+    Args:
+        qss: the structure.
+        focus: tables to write first (e.g. the ones the SQL uses).
+        max_chars: the size budget of the text.
+
+    Returns:
+        The text.
+    """
+    tables = [n.name for n in qss.nodes if n.kind == "table"]
+    order: dict[str, None] = {}
+    low = {t.lower(): t for t in tables}
+    for t in [*(focus or []), *qss.linked_tables(), *tables]:
+        if t.lower() in low:
+            order.setdefault(low[t.lower()], None)
+    lines: list[str] = []
+    written: set[str] = set()
+    budget = max_chars
+    for t in order:
+        cols = [n for n in qss.nodes if n.kind == "column" and n.name.split(".", 1)[0] == t]
+        parts = []
+        for c in cols:
+            s = c.name.split(".", 1)[1] + ("*" if c.primary_key else "") + (f" {c.type.lower()}" if c.type else "")
+            if c.samples:
+                s += " [" + ",".join(_fmt_value(v) for v in c.samples[:2]) + "]"
+            parts.append(s)
+        line = f"{t}({', '.join(parts)})"
+        if len(line) > budget and written:
+            break
+        lines.append(line[:budget])
+        budget -= len(line) + 1
+        written.add(t)
+    fks = [f"{e.src}->{e.dst}" for e in qss.edges
+           if e.kind == "fk" and e.src.split(".")[0] in written and e.dst.split(".")[0] in written]
+    if fks:
+        lines.append("fk: " + "; ".join(fks))
+    links = [f"'{x.phrase}'->{x.target}" + (f"={_fmt_value(x.value)}" if x.value is not None else "")
+             + f"({x.kind})" for x in sorted(qss.links, key=lambda x: -x.score)
+             if x.target.split(".")[0] in written]
+    if links:
+        lines.append("links: " + "; ".join(links[:12]))
+    return "\n".join(lines)

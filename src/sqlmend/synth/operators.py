@@ -1,0 +1,605 @@
+"""Rule-based perturbation operators (ErrorLLM §3.1, ``Rule_λ(τ_y, S)``).
+
+Each operator takes the AST of a gold SQL and the schema and returns candidate
+perturbed trees that carry one error of its taxonomy type. An operator never
+checks execution itself: :mod:`sqlmend.synth.build` keeps a candidate only if
+``Exec(y', D) ≠ Exec(y, D)``. Operators are registered in :data:`OPERATORS`,
+one or more per error type; :func:`operators_for` lists them.
+
+Spider's gold writes string literals in double quotes, which the parser reads
+as quoted identifiers; :func:`sqlmend.structure.canonical.is_string_like`
+treats a quoted "column" that names no column in scope as the string it is.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable
+
+from sqlmend import taxonomy
+from sqlmend.sql import ast
+from sqlmend.structure.canonical import is_string_like, scope_tables
+from sqlmend.types import Schema
+
+Tree = ast.Expression
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A perturbation operator: ``apply(tree, schema, rng) -> candidate trees`` for one error type."""
+
+    name: str
+    error_type: str
+    apply: Callable[[Tree, Schema, random.Random], list[Tree]]
+    doc: str
+
+
+OPERATORS: dict[str, Operator] = {}
+
+
+def operator(name: str, error_type: str):
+    """Register a perturbation operator under ``name`` for ``error_type`` (a taxonomy id)."""
+    taxonomy.get(error_type)
+
+    def wrap(fn):
+        OPERATORS[name] = Operator(name, error_type, fn, (fn.__doc__ or "").strip().splitlines()[0])
+        return fn
+
+    return wrap
+
+
+def operators_for(error_type: str) -> list[Operator]:
+    """Return the operators that inject ``error_type``."""
+    return [op for op in OPERATORS.values() if op.error_type == error_type]
+
+
+# --- scope helpers --------------------------------------------------------
+
+
+def _selects(tree: Tree) -> list[ast.Select]:
+    return list(tree.find_all(ast.Select))
+
+
+_scope_tables = scope_tables
+
+
+def _table_of(col: ast.Column, sel: ast.Select, schema: Schema) -> str | None:
+    """The schema table a column of ``sel`` belongs to, when it can be told."""
+    scope = _scope_tables(sel)
+    if col.table:
+        return scope.get(col.table.lower())
+    owners = [t for t in scope.values() if (tab := schema.table(t)) and tab.column(col.name)]
+    return owners[0] if len(set(owners)) == 1 else None
+
+
+def _real_columns(sel: ast.Select, schema: Schema, nodes) -> list[tuple[ast.Column, str]]:
+    out = []
+    for n in nodes:
+        if isinstance(n, ast.Column) and not is_string_like(n, schema):
+            t = _table_of(n, sel, schema)
+            if t and (tab := schema.table(t)) and tab.column(n.name):
+                out.append((n, t))
+    return out
+
+
+def _type_class(type_name: str) -> str:
+    low = (type_name or "").lower()
+    if any(k in low for k in ("int", "real", "num", "dec", "float", "double")):
+        return "num"
+    return "text"
+
+
+def _other_columns(table: str, col: str, schema: Schema, same_type: bool = True) -> list[str]:
+    tab = schema.table(table)
+    if tab is None:
+        return []
+    me = tab.column(col)
+    kind = _type_class(me.type) if me else "text"
+    cands = [c.name for c in tab.columns if c.name.lower() != col.lower()]
+    if same_type:
+        typed = [c.name for c in tab.columns if c.name.lower() != col.lower() and _type_class(c.type) == kind]
+        cands = typed or cands
+    return cands
+
+
+def _with_column(col: ast.Column, new_name: str) -> ast.Column:
+    return ast.column(new_name, table=col.table or None)
+
+
+def _column_swapper(schema: Schema) -> Callable[[tuple, random.Random], bool]:
+    """A ``change`` for :func:`_edit` over ``(column, select, table)`` items: use another column of the table."""
+
+    def change(item: tuple, rng: random.Random) -> bool:
+        col, _sel, table = item
+        cands = _other_columns(table, col.name, schema)
+        if not cands:
+            return False
+        col.replace(_with_column(col, rng.choice(cands)))
+        return True
+
+    return change
+
+
+def _sample(items: list, rng: random.Random, k: int = 3) -> list:
+    items = list(items)
+    rng.shuffle(items)
+    return items[:k]
+
+
+def _edit(tree: Tree, locate: Callable[[Tree], list], change: Callable[[Tree, random.Random], bool],
+          rng: random.Random, k: int = 3) -> list[Tree]:
+    """Copy the tree once per located node (index-addressed) and apply ``change`` to the copy's node."""
+    n = len(locate(tree))
+    out = []
+    for i in _sample(range(n), rng, k):
+        copy = tree.copy()
+        nodes = locate(copy)
+        if i < len(nodes) and change(nodes[i], rng):
+            out.append(copy)
+    return out
+
+
+def _select_columns(tree: Tree, schema: Schema):
+    """Direct column items of every SELECT list, with their select."""
+    out = []
+    for sel in _selects(tree):
+        for e in sel.expressions:
+            node = e.this if isinstance(e, ast.Alias) else e
+            out += [(c, sel, t) for c, t in _real_columns(sel, schema, [node])]
+    return out
+
+
+# --- attribute -------------------------------------------------------------
+
+
+@operator("attribute_swap", "attribute_mismatch")
+def attribute_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Replace a selected column with another column of the same table (same type when possible)."""
+
+    return _edit(tree, lambda t: _select_columns(t, schema), _column_swapper(schema), rng)
+
+
+@operator("attribute_add", "attribute_redundancy")
+def attribute_add(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Append a column the question does not ask for to a SELECT list."""
+    out = []
+    for i, sel in enumerate(_selects(tree)):
+        scope = _scope_tables(sel)
+        if not scope or sel.args.get("group") or any(isinstance(e, ast.AggFunc) for e in sel.expressions):
+            continue
+        alias, table = rng.choice(sorted(scope.items()))
+        tab = schema.table(table)
+        taken = {c.name.lower() for c in sel.expressions if isinstance(c, ast.Column)}
+        cands = [c.name for c in tab.columns if c.name.lower() not in taken] if tab else []
+        if not cands:
+            continue
+        copy = tree.copy()
+        target = _selects(copy)[i]
+        qual = alias if (len(scope) > 1 or any(isinstance(c, ast.Column) and c.table for c in sel.expressions)) else None
+        if qual and alias == table.lower():
+            qual = table
+        target.select(ast.column(rng.choice(cands), table=qual), copy=False)
+        out.append(copy)
+    return out[:3]
+
+
+@operator("attribute_drop", "attribute_missing")
+def attribute_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Remove one item of a SELECT list that has two or more."""
+    def locate(t):
+        return [(sel, j) for sel in _selects(t) if len(sel.expressions) >= 2 for j in range(len(sel.expressions))]
+
+    def change(item, rng):
+        sel, j = item
+        sel.expressions[j].pop()
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+# --- table -------------------------------------------------------------------
+
+
+def _join_eqs(tree: Tree):
+    return [eq for j in tree.find_all(ast.Join) if (on := j.args.get("on")) is not None
+            for eq in on.find_all(ast.EQ)
+            if isinstance(eq.this, ast.Column) and isinstance(eq.expression, ast.Column)]
+
+
+@operator("join_key_swap", "table_mismatch")
+def join_key_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Join on the wrong column: replace one side of a join condition with another column of its table."""
+
+    def change(eq, rng):
+        sel = eq.parent_select
+        side = rng.choice([eq.this, eq.expression])
+        table = _table_of(side, sel, schema) if sel is not None else None
+        cands = _other_columns(table, side.name, schema) if table else []
+        if not cands:
+            return False
+        side.replace(_with_column(side, rng.choice(cands)))
+        return True
+
+    return _edit(tree, _join_eqs, change, rng)
+
+
+@operator("table_swap", "table_mismatch")
+def table_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Read from a different table that has every column the query uses from the original one."""
+    out = []
+    for sel in _selects(tree):
+        for tnode in [t for t in sel.find_all(ast.Table) if t.parent_select is sel]:
+            key = (tnode.alias or tnode.name).lower()
+            used = {c.name.lower() for c in sel.find_all(ast.Column)
+                    if (c.table or "").lower() == key or (not c.table and len(_scope_tables(sel)) == 1)}
+            others = [t for t in schema.tables if t.name.lower() != tnode.name.lower()
+                      and used <= {c.name.lower() for c in t.columns}]
+            if not others:
+                continue
+            copy = tree.copy()
+            target = next(x for x in copy.find_all(ast.Table) if x == tnode)
+            target.set("this", ast.to_identifier(rng.choice(others).name))
+            out.append(copy)
+    return out[:2]
+
+
+@operator("join_add", "table_redundancy")
+def join_add(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Inner-join a table reachable by a foreign key that the question does not need."""
+    out = []
+    for i, sel in enumerate(_selects(tree)):
+        scope = _scope_tables(sel)
+        in_query = {t.lower() for t in scope.values()}
+        links = []
+        for fk in schema.foreign_keys:
+            for a, b in ((fk.table, fk.ref_table), (fk.ref_table, fk.table)):
+                if a.lower() in in_query and b.lower() not in in_query:
+                    mine, theirs = (fk.columns, fk.ref_columns) if a == fk.table else (fk.ref_columns, fk.columns)
+                    links.append((a, mine[0], b, theirs[0]))
+        if not links:
+            continue
+        a, col_a, b, col_b = rng.choice(links)
+        alias_a = next(k for k, v in scope.items() if v.lower() == a.lower())
+        uses_alias = any(k != v.lower() for k, v in scope.items())
+        new_alias = f"T{len(scope) + 1}" if uses_alias else b
+        qual_a = alias_a if uses_alias else a
+        copy = tree.copy()
+        target = _selects(copy)[i]
+        if not target.args.get("from_"):
+            continue
+        if any(isinstance(c, ast.Column) and not c.table for c in target.find_all(ast.Column)) and not uses_alias:
+            continue  # unqualified columns could become ambiguous
+        join_table = f"{b} AS {new_alias}" if uses_alias else b
+        target.join(join_table, on=f"{qual_a}.{col_a} = {new_alias}.{col_b}", copy=False)
+        out.append(copy)
+    return out[:2]
+
+
+@operator("join_drop", "table_missing")
+def join_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Drop a joined table (and the WHERE conditions on it) that the SELECT list does not read."""
+    def locate(t):
+        return [j for j in t.find_all(ast.Join) if isinstance(j.this, ast.Table)]
+
+    def change(join, rng):
+        sel = join.parent_select
+        key = (join.this.alias or join.this.name).lower()
+        for e in sel.expressions:
+            if any((c.table or "").lower() == key for c in e.find_all(ast.Column)):
+                return False
+        for part in ("group", "order", "having"):
+            node = sel.args.get(part)
+            if node is not None and any((c.table or "").lower() == key for c in node.find_all(ast.Column)):
+                return False
+        where = sel.args.get("where")
+        if where is not None:
+            for pred in list(_conjuncts(where.this)):
+                if any((c.table or "").lower() == key for c in pred.find_all(ast.Column)):
+                    _remove_conjunct(sel, pred)
+        for other in sel.args.get("joins") or []:
+            if other is not join and (on := other.args.get("on")) is not None:
+                if any((c.table or "").lower() == key for c in on.find_all(ast.Column)):
+                    return False
+        join.pop()
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+# --- value -------------------------------------------------------------------
+
+
+def _string_values(tree: Tree, schema: Schema):
+    out = []
+    for sel in _selects(tree):
+        for part in ("where", "having"):
+            node = sel.args.get(part)
+            if node is not None:
+                out += [n for n in node.find_all(ast.Literal, ast.Column)
+                        if n.parent_select is sel and is_string_like(n, schema)]
+    return out
+
+
+def _value_variant(text: str, rng: random.Random) -> str:
+    choices = []
+    if text != text.lower():
+        choices.append(text.lower())
+    if text != text.upper():
+        choices.append(text.upper())
+    if len(text) > 3:
+        choices.append(text[:-1] if not text.endswith("%") else text[:-2] + "%")
+    choices.append(text + "s" if not text.endswith("s") else text[:-1])
+    return rng.choice(choices)
+
+
+@operator("value_variant", "value_error")
+def value_variant(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Write a compared string value the way the database does not store it (case, plural, cut)."""
+
+    def change(node, rng):
+        text = node.name if isinstance(node, ast.Column) else node.this
+        new = _value_variant(str(text), rng)
+        node.replace(ast.Literal.string(new))
+        return True
+
+    return _edit(tree, lambda t: _string_values(t, schema), change, rng)
+
+
+@operator("number_shift", "value_error")
+def number_shift(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Change a number compared in a condition (off by one, or a factor of ten)."""
+    def locate(t):
+        return [n for n in t.find_all(ast.Literal) if not n.is_string
+                and isinstance(n.parent, (ast.EQ, ast.NEQ, ast.GT, ast.GTE, ast.LT, ast.LTE, ast.Between))]
+
+    def change(node, rng):
+        try:
+            v = float(node.this)
+        except ValueError:
+            return False
+        new = rng.choice([v + 1, v - 1, v * 10]) if v else 1
+        node.replace(ast.Literal.number(int(new) if float(new).is_integer() else new))
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+# --- condition -----------------------------------------------------------------
+
+
+def _conjuncts(node: Tree) -> list[Tree]:
+    if isinstance(node, ast.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    if isinstance(node, ast.Paren):
+        return _conjuncts(node.this) if isinstance(node.this, ast.And) else [node]
+    return [node]
+
+
+def _remove_conjunct(sel: ast.Select, pred: Tree) -> None:
+    where = sel.args.get("where")
+    parts = [p for p in _conjuncts(where.this) if p is not pred]
+    if not parts:
+        where.pop()
+        return
+    cond = parts[0]
+    for p in parts[1:]:
+        cond = ast.and_(cond, p, copy=False)
+    where.set("this", cond)
+
+
+@operator("condition_drop", "condition_missing")
+def condition_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Remove one condition of a WHERE clause (the whole clause when it has one)."""
+    def locate(t):
+        return [(sel, p) for sel in _selects(t) if (w := sel.args.get("where")) is not None
+                for p in _conjuncts(w.this)]
+
+    def change(item, rng):
+        _remove_conjunct(*item)
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+_FLIP = {ast.EQ: [ast.NEQ], ast.NEQ: [ast.EQ], ast.GT: [ast.LT, ast.GTE, ast.LTE], ast.LT: [ast.GT, ast.LTE, ast.GTE],
+         ast.GTE: [ast.LT, ast.GT], ast.LTE: [ast.GT, ast.LT]}
+
+
+@operator("operator_flip", "condition_error")
+def operator_flip(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Use the wrong comparison operator in a WHERE/HAVING condition."""
+    def locate(t):
+        return [n for sel in _selects(t) for part in ("where", "having") if (w := sel.args.get(part)) is not None
+                for n in w.find_all(*_FLIP) if n.parent_select is sel]
+
+    def change(node, rng):
+        cls = rng.choice(_FLIP[type(node)])
+        node.replace(cls(this=node.this.copy(), expression=node.expression.copy()))
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+@operator("connective_flip", "condition_error")
+def connective_flip(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Join two conditions with OR instead of AND, or AND instead of OR."""
+    def locate(t):
+        return [n for n in t.find_all(ast.And, ast.Or)
+                if isinstance(n.parent, (ast.Where, ast.Having, ast.And, ast.Or, ast.Paren))]
+
+    def change(node, rng):
+        cls = ast.Or if isinstance(node, ast.And) else ast.And
+        new = cls(this=node.this.copy(), expression=node.expression.copy())
+        node.replace(ast.Paren(this=new) if isinstance(node.parent, (ast.And, ast.Or)) else new)
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+@operator("condition_column_swap", "condition_error")
+def condition_column_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Compare the wrong column: replace the column of a WHERE condition with another of its table."""
+    def locate(t):
+        out = []
+        for sel in _selects(t):
+            w = sel.args.get("where")
+            if w is not None:
+                out += [(c, sel, tab) for c, tab in _real_columns(sel, schema, w.find_all(ast.Column))
+                        if c.parent_select is sel]
+        return out
+
+    return _edit(tree, locate, _column_swapper(schema), rng)
+
+
+# --- function ------------------------------------------------------------------
+
+_AGG_SWAP = {ast.Max: [ast.Min, ast.Avg], ast.Min: [ast.Max, ast.Avg], ast.Avg: [ast.Sum, ast.Max, ast.Min],
+             ast.Sum: [ast.Avg, ast.Count, ast.Max], ast.Count: [ast.Sum, ast.Max]}
+
+
+@operator("aggregate_swap", "function_error")
+def aggregate_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Use the wrong aggregate function (MAX for MIN, SUM for AVG, COUNT for SUM, ...)."""
+    def locate(t):
+        return [n for n in t.find_all(*_AGG_SWAP)
+                if not (isinstance(n, ast.Count) and isinstance(n.this, ast.Star))]
+
+    def change(node, rng):
+        arg = node.this.copy()
+        if isinstance(arg, ast.Distinct):
+            return False
+        node.replace(rng.choice(_AGG_SWAP[type(node)])(this=arg))
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+@operator("aggregate_drop", "function_error")
+def aggregate_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Return the bare column where the question asks for an aggregate of it."""
+    def locate(t):
+        return [n for n in t.find_all(ast.Max, ast.Min, ast.Avg, ast.Sum)
+                if isinstance(n.this, ast.Column) and isinstance(n.parent, (ast.Select, ast.Alias))]
+
+    def change(node, rng):
+        node.replace(node.this.copy())
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+# --- clause ------------------------------------------------------------------------
+
+
+@operator("group_by_drop", "clause_error")
+def group_by_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Drop a GROUP BY clause (and its HAVING)."""
+    def locate(t):
+        return [s for s in _selects(t) if s.args.get("group") is not None]
+
+    def change(sel, rng):
+        sel.args["group"].pop()
+        if sel.args.get("having") is not None:
+            sel.args["having"].pop()
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+@operator("order_by_swap", "clause_error")
+def order_by_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Sort by the wrong column in an ORDER BY ... LIMIT query."""
+    def locate(t):
+        return [(c, sel, tab) for sel in _selects(t) if sel.args.get("order") is not None and sel.args.get("limit")
+                for c, tab in _real_columns(sel, schema, sel.args["order"].find_all(ast.Column))]
+
+    return _edit(tree, locate, _column_swapper(schema), rng)
+
+
+@operator("having_drop", "clause_error")
+def having_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Drop a HAVING clause."""
+    def locate(t):
+        return [s for s in _selects(t) if s.args.get("having") is not None]
+
+    def change(sel, rng):
+        sel.args["having"].pop()
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+_SETOPS = [ast.Union, ast.Intersect, ast.Except]
+
+
+@operator("set_operation_swap", "clause_error")
+def set_operation_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Use the wrong set operation (UNION / INTERSECT / EXCEPT)."""
+    def locate(t):
+        return list(t.find_all(*_SETOPS))
+
+    def change(node, rng):
+        cls = rng.choice([c for c in _SETOPS if not isinstance(node, c)])
+        node.replace(cls(this=node.this.copy(), expression=node.expression.copy(), distinct=True))
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+# --- modifier --------------------------------------------------------------------
+
+
+@operator("sort_direction_flip", "modifier_error")
+def sort_direction_flip(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Sort in the wrong direction (ASC for DESC and back)."""
+    def locate(t):
+        return list(t.find_all(ast.Ordered))
+
+    def change(node, rng):
+        node.set("desc", not node.args.get("desc"))
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+@operator("limit_change", "modifier_error")
+def limit_change(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Return the wrong number of rows: change or drop a LIMIT."""
+    def locate(t):
+        return [s for s in _selects(t) if s.args.get("limit") is not None]
+
+    def change(sel, rng):
+        lim = sel.args["limit"]
+        try:
+            n = int(lim.expression.this)
+        except (AttributeError, ValueError, TypeError):
+            return False
+        choice = rng.choice(["drop", "more", "less"] if n > 1 else ["drop", "more"])
+        if choice == "drop":
+            lim.pop()
+        else:
+            lim.set("expression", ast.Literal.number(n + 1 if choice == "more" else n - 1))
+        return True
+
+    return _edit(tree, locate, change, rng)
+
+
+@operator("distinct_toggle", "modifier_error")
+def distinct_toggle(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
+    """Add or remove DISTINCT (on the SELECT list or inside COUNT)."""
+    def locate(t):
+        return _selects(t) + [c for c in t.find_all(ast.Count) if not isinstance(c.this, ast.Star)]
+
+    def change(node, rng):
+        if isinstance(node, ast.Count):
+            arg = node.this
+            node.set("this", arg.expressions[0].copy() if isinstance(arg, ast.Distinct)
+                     else ast.Distinct(expressions=[arg.copy()]))
+        elif node.args.get("distinct") is not None:
+            node.args["distinct"].pop()
+        else:
+            node.set("distinct", ast.Distinct())
+        return True
+
+    return _edit(tree, locate, change, rng)
