@@ -322,6 +322,11 @@ class Pipeline:
             for name in self.config.stage_names()
         ]
 
+    def available(self) -> dict[str, bool]:
+        """``{stage name: whether its package could be loaded}``, in pipeline order."""
+        return {("guard" if s == "guard" else getattr(s, "name", "?")): not isinstance(s, _Missing)
+                for s in self.stages}
+
     def correct(self, task: Task) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
 

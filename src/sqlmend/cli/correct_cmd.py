@@ -304,9 +304,33 @@ def bench_correct(
     typer.echo(table)
 
 
+def serve(
+    host: str = typer.Option("127.0.0.1", help="address to bind"),
+    port: int = typer.Option(8080, help="port"),
+    db_root: str = typer.Option(None, help="folder of <db_id>/<db_id>.sqlite (default: Spider's)"),
+    stages: str = typer.Option(None, help=_STAGES_HELP),
+    strategy: str = typer.Option("errorllm", help=_STRATEGY_HELP),
+    model: list[str] = typer.Option(None, "--model", help=_MODEL_HELP),
+    allow_paths: bool = typer.Option(False, help="accept database paths/URLs in requests"),
+    timeout: float = typer.Option(30.0, help="seconds per SQL execution"),
+) -> None:
+    """Serve POST /correct and POST /check (JSON) over HTTP.
+
+    Example: curl -s localhost:8080/correct -H 'content-type: application/json'
+    -d '{"db_id": "concert_singer", "question": "...", "sql": "SELECT ..."}'
+    """
+    import uvicorn
+
+    from sqlmend.service import create_app
+
+    config = _config(strategy, stages, model, 1, 1, timeout, db_root=db_root)
+    uvicorn.run(create_app(config, allow_paths=allow_paths), host=host, port=port, log_level="info")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``correct`` to the app and ``correct`` to ``sqlmend bench``."""
+    """Add ``correct`` and ``serve`` to the app, and ``correct`` to ``sqlmend bench``."""
     from sqlmend.cli import bench_app
 
     app.command("correct")(correct)
+    app.command("serve")(serve)
     bench_app.command("correct")(bench_correct)
