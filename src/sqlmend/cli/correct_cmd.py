@@ -196,6 +196,31 @@ class StrategyRow:
     tokens_per_query: float
     seconds_per_query: float
     item_errors: int
+    suspects: int = 0  # questions whose gold SQL itself has a static finding
+    regressed_clean: int = 0  # regressions among the other questions
+    delta_ex_clean: float = 0.0  # ΔEX without the gold-suspect questions
+
+
+def gold_suspects(ds: Any, tasks: list[Task], timeout: float = 30.0) -> list[str]:
+    """Questions whose gold SQL has a static finding itself (the gold may share the defect).
+
+    The shared data's README names such label noise (e.g. ``flight_2`` stores
+    names with a trailing space the gold omits): a correction that finds the real
+    rows is then scored wrong. These ids are reported apart, not dropped.
+
+    Args:
+        ds: the dataset (gold SQL and databases).
+        tasks: the tasks of the run.
+        timeout: seconds per SQL execution.
+
+    Returns:
+        The suspect question ids.
+    """
+    cfg = PipelineConfig(stages=["static"], timeout=timeout, workers=4,
+                         db_root=str(ds.db_root) if ds.db_root else None)
+    golds = [Task(question_id=t.question_id, db_id=t.db_id, question=t.question, sql=t.gold or "")
+             for t in (ds.task(x.question_id) for x in tasks) if t.gold]
+    return [c.question_id for c in correct_batch(golds, cfg, progress=False) if c.findings]
 
 
 def flagged(c: Correction) -> bool:
@@ -206,8 +231,8 @@ def flagged(c: Correction) -> bool:
     return any(f.error_type in known for f in c.findings) or any(s.candidate for s in c.stages)
 
 
-def paired_row(pred: str, strategy: str, results: list[Correction], before: Any, after: Any
-               ) -> StrategyRow:
+def paired_row(pred: str, strategy: str, results: list[Correction], before: Any, after: Any,
+               suspects: list[str] = ()) -> StrategyRow:
     """Pair the evaluations before/after one strategy and compute FR and CR.
 
     Args:
@@ -216,10 +241,12 @@ def paired_row(pred: str, strategy: str, results: list[Correction], before: Any,
         results: its corrections.
         before: ``EvalReport`` of the original SQL (on the same tasks).
         after: ``EvalReport`` of the corrected SQL.
+        suspects: gold-suspect question ids (see :func:`gold_suspects`).
     """
     from sqlmend.bench.compare import compare
 
-    paired = compare(before, after).all
+    report = compare(before, after, suspects)
+    paired = report.all
     scored = {r.question_id: r for r in before.results if r.scored}
     flags = [c for c in results if flagged(c) and c.question_id in scored]
     tp = [c for c in flags if not scored[c.question_id].correct]
@@ -234,17 +261,20 @@ def paired_row(pred: str, strategy: str, results: list[Correction], before: Any,
         cr=round(100.0 * sum(c.question_id in regressed for c in fp) / len(fp), 2) if fp else 0.0,
         changed=s.changed, calls_per_query=round(s.calls_per_query, 3),
         tokens_per_query=round(s.tokens_per_query, 1), seconds_per_query=round(s.seconds_per_query, 4),
-        item_errors=s.errors)
+        item_errors=s.errors, suspects=len(report.suspect_ids),
+        regressed_clean=len(report.clean.regressed), delta_ex_clean=round(report.clean.delta_ex, 2))
 
 
 def markdown(rows: list[StrategyRow]) -> str:
     """The paired report as a Markdown table."""
     head = ("| predictions | strategy | n | EX before | EX after | fixed | regressed | ΔEX | flagged "
-            "| FR % | CR % | calls/q | tokens/q | s/q |\n" + "|---" * 14 + "|\n")
+            "| FR % | CR % | calls/q | tokens/q | s/q | gold-suspect | regressed w/o suspects "
+            "| ΔEX w/o suspects |\n" + "|---" * 17 + "|\n")
     return head + "".join(
         f"| {r.pred} | {r.strategy} | {r.n} | {r.before_ex:.2f} | {r.after_ex:.2f} | {r.fixed} "
         f"| {r.regressed} | {r.delta_ex:+.2f} | {r.flagged} | {r.fr:.1f} | {r.cr:.1f} "
-        f"| {r.calls_per_query:.2f} | {r.tokens_per_query:.0f} | {r.seconds_per_query:.3f} |\n"
+        f"| {r.calls_per_query:.2f} | {r.tokens_per_query:.0f} | {r.seconds_per_query:.3f} "
+        f"| {r.suspects} | {r.regressed_clean} | {r.delta_ex_clean:+.2f} |\n"
         for r in rows)
 
 
@@ -274,7 +304,8 @@ def bench_correct(
     Every strategy corrects the same tasks; the original and corrected SQL are
     both executed against the gold. FR = fixed / (flagged and wrong before),
     CR = regressed / (flagged and correct before), as in ErrorLLM §4.3.
-    Writes report.json and report.md under --out.
+    Questions whose gold SQL has a static finding itself are counted apart too
+    (gold-suspect). Writes report.json and report.md under --out.
     """
     from sqlmend.bench.datasets import Dataset
     from sqlmend.bench.evaluate import evaluate
@@ -289,13 +320,14 @@ def bench_correct(
                       tasks=[ds.task(t.question_id) for t in tasks], db_root=ds.db_root, source=ds.source)
         before = evaluate(sub, {t.question_id: t.sql for t in tasks}, timeout=timeout,
                           label=path.stem, progress=not quiet)
+        suspects = gold_suspects(ds, tasks, timeout)
         for strategy in names:
             config = _config(strategy, stages, model, workers, model_concurrency, timeout)
             results, _ = run_file(ds, preds, tasks, config, out / path.stem / strategy,
                                   sniff_pred_format(path), progress=not quiet)
             after = evaluate(sub, {c.question_id: c.sql for c in results}, timeout=timeout,
                              label=f"{path.stem}+{strategy}", progress=not quiet)
-            rows.append(paired_row(path.stem, strategy, results, before, after))
+            rows.append(paired_row(path.stem, strategy, results, before, after, suspects))
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n",
                                      encoding="utf-8")
