@@ -16,7 +16,6 @@ from tqdm import tqdm
 from sqlmend.bench import load_dataset, write_jsonl
 from sqlmend.bench.datasets import read_jsonl
 from sqlmend.errors import SqlmendError
-from sqlmend.paths import cache_dir
 
 _DATASET_HELP = "A named dataset (spider-train, spider-dev, ...) or a task file."
 
@@ -28,7 +27,9 @@ def _fail(error: Exception) -> None:
 
 def default_detector_dir() -> Path:
     """Where ``train-detector`` writes and ``detect`` reads the detector by default."""
-    return cache_dir("detector", "smollm2")
+    from sqlmend.detect.stage import default_dir
+
+    return default_dir()
 
 
 def synth(
@@ -39,6 +40,9 @@ def synth(
     compose_rate: float = typer.Option(0.3, help="Probability of an extra two-error example per question."),
     seed: int = typer.Option(0, help="Random seed."),
     value_links: bool = typer.Option(True, help="Link question values through the value index."),
+    asillm_predictions: Optional[Path] = typer.Option(
+        None, help="Predictions of a system on the SAME training questions: its wrong ones are labelled "
+                   "by the model of the 'synth' stage (AsiLLM); skipped with a message when none is configured."),
     data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
 ) -> None:
     """Synthesize detector training data from gold SQL: execution-verified perturbations + gold as no_error."""
@@ -69,12 +73,33 @@ def synth(
             last = item.question_id
         examples.append(item.to_dict())
     bar.close()
+    if asillm_predictions is not None:
+        examples += _asillm(ds, tasks, asillm_predictions, skipped)
     write_jsonl(out, examples)
     dist = label_distribution(examples)
     typer.echo(f"wrote {len(examples)} examples from {len(tasks)} questions to {out} ({len(skipped)} skipped)")
     for line in skipped[:5]:
         typer.echo(f"  {line}")
     typer.echo(json.dumps(dict(sorted(dist.items())), indent=1))
+
+
+def _asillm(ds, tasks, predictions: Path, skipped: list[str]) -> list[dict]:
+    from dataclasses import replace
+
+    from sqlmend.bench import load_predictions
+    from sqlmend.llm.config import resolve
+    from sqlmend.synth.asillm import label_predictions
+
+    preds = load_predictions(predictions, ds)
+    wrong = [replace(t, sql=preds[t.question_id]) for t in tasks if preds.get(t.question_id)]
+    try:
+        items = list(tqdm(label_predictions(wrong, lambda d: ds.db_path(d) or d, resolve("synth")),
+                          desc="asillm", unit="prediction"))
+    except SqlmendError as e:
+        typer.secho(str(e), err=True, fg=typer.colors.YELLOW)
+        return []
+    skipped += [x for x in items if isinstance(x, str)]
+    return [x.to_dict() for x in items if not isinstance(x, str)]
 
 
 def train_detector(

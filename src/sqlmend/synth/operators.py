@@ -129,13 +129,20 @@ def _sample(items: list, rng: random.Random, k: int = 3) -> list:
 
 def _edit(tree: Tree, locate: Callable[[Tree], list], change: Callable[[Tree, random.Random], bool],
           rng: random.Random, k: int = 3) -> list[Tree]:
-    """Copy the tree once per located node (index-addressed) and apply ``change`` to the copy's node."""
+    """Copy the tree once per located node (index-addressed) and apply ``change`` to the copy's node.
+
+    ``change`` returns True when it edited the node, False when it could not,
+    or the new root when it replaced the root node itself.
+    """
     n = len(locate(tree))
     out = []
     for i in _sample(range(n), rng, k):
         copy = tree.copy()
         nodes = locate(copy)
-        if i < len(nodes) and change(nodes[i], rng):
+        done = change(nodes[i], rng) if i < len(nodes) else False
+        if isinstance(done, ast.Expression):  # the change replaced the root itself
+            out.append(done)
+        elif done:
             out.append(copy)
     return out
 
@@ -541,7 +548,10 @@ def set_operation_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[T
 
     def change(node, rng):
         cls = rng.choice([c for c in _SETOPS if not isinstance(node, c)])
-        node.replace(cls(this=node.this.copy(), expression=node.expression.copy(), distinct=True))
+        new = cls(this=node.this.copy(), expression=node.expression.copy(), distinct=True)
+        if node.parent is None:
+            return new
+        node.replace(new)
         return True
 
     return _edit(tree, locate, change, rng)

@@ -1,0 +1,114 @@
+"""The detector stage of the pipeline: error-token findings for later stages (ErrorLLM §3.2).
+
+Follows the stage contract of docs/architecture.md. It uses the trained
+error-token detector when its folder exists (options ``folder``, ``mode``),
+else the prompted detector when a model is configured for the ``detector``
+stage, else it skips and says why. It never rewrites SQL: its findings
+(``source="detector"``, advisory) tell refinement what to fix.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlmend import taxonomy
+from sqlmend.detect.decoding import Detection
+from sqlmend.errors import SqlmendError
+from sqlmend.paths import cache_dir
+from sqlmend.types import Finding, StageContext, StageTrace
+
+_LOADED: dict[tuple[str, str], Any] = {}
+_LOCK = threading.Lock()
+
+
+def default_dir() -> Path:
+    """The detector folder ``sqlmend train-detector`` writes by default (under the cache)."""
+    return cache_dir("detector", "smollm2")
+
+
+def findings_of(det: Detection, detector: str) -> list[Finding]:
+    """Turn a detection into advisory findings (one per error type, in the detector's order).
+
+    Args:
+        det: the detection.
+        detector: ``error-token`` or ``prompted``, written in the message.
+
+    Returns:
+        The findings.
+    """
+    return [Finding(code="detector", error_type=t, severity="advisory", source="detector", score=s,
+                    message=f"{detector} detector: {taxonomy.get(t).description}",
+                    evidence={"p_no_error": det.p_no_error, "rank": i + 1, "raw": det.raw})
+            for i, (t, s) in enumerate(det.types)]
+
+
+class DetectorStage:
+    """Semantic error detection by the error-token model (or the prompted baseline).
+
+    Args:
+        folder: the trained detector folder (default: :func:`default_dir`).
+        mode: ``one_pass`` (calibrated threshold) or ``decode``.
+        skip_if_static: skip when earlier stages already found errors.
+    """
+
+    name = "detector"
+
+    def __init__(self, folder: str | None = None, mode: str = "one_pass", skip_if_static: bool = False):
+        self.folder = Path(folder) if folder else default_dir()
+        self.mode = mode
+        self.skip_if_static = skip_if_static
+
+    @classmethod
+    def from_config(cls, config: Any) -> "DetectorStage":
+        """Build from ``config.options["detector"]`` (keys: folder, mode, skip_if_static)."""
+        opts = dict((getattr(config, "options", None) or {}).get("detector", {}))
+        return cls(**{k: v for k, v in opts.items() if k in ("folder", "mode", "skip_if_static")})
+
+    def _model(self) -> Any:
+        from sqlmend.detect.detector import ErrorTokenDetector
+
+        key = (str(self.folder), self.mode)
+        with _LOCK:
+            if key not in _LOADED:
+                _LOADED[key] = ErrorTokenDetector.from_dir(self.folder, mode=self.mode)
+            return _LOADED[key]
+
+    def run(self, ctx: StageContext) -> StageTrace:
+        """Run the stage on one task.
+
+        Args:
+            ctx: the stage context.
+
+        Returns:
+            The trace with the detector's findings (no candidate).
+        """
+        start = time.perf_counter()
+        if self.skip_if_static and ctx.findings:
+            return StageTrace(self.name, "skipped", note="earlier stages already found errors")
+        trained = (self.folder / "token_table.json").exists()
+        backend = None if trained else ctx.backend("detector")
+        if not trained and backend is None:
+            return StageTrace(self.name, "skipped",
+                              note=f"no trained detector at {self.folder} (run `sqlmend train-detector`) "
+                                   "and no model configured for the 'detector' stage")
+        try:
+            if trained:
+                det, kind = self._model(), "error-token"
+                with _LOCK:  # one forward pass at a time through the shared model
+                    found = det.detect(ctx.db, ctx.task.question, ctx.sql, ctx.task.evidence)
+            else:
+                from sqlmend.detect.prompted import PromptedDetector
+
+                kind = "prompted"
+                found = PromptedDetector(backend).detect(ctx.db, ctx.task.question, ctx.sql, ctx.task.evidence)
+        except SqlmendError as e:
+            return StageTrace(self.name, "failed", note=str(e), seconds=time.perf_counter() - start)
+        trace = StageTrace(self.name, "ran", findings=findings_of(found, kind),
+                           calls=0 if trained else 1, seconds=time.perf_counter() - start)
+        trace.note = (f"{kind}: " + (", ".join(f"{t} ({s:.2f})" for t, s in found.types) or "no error")
+                      + (f"; P(no_error)={found.p_no_error:.3f}" if found.p_no_error is not None else ""))
+        trace.detail["detection"] = found.to_dict()
+        return trace

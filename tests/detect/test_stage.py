@@ -1,0 +1,65 @@
+"""The detector stage: error-token model from a folder, prompted fallback, skip without either."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlmend.db import connect
+from sqlmend.detect import model as dmodel
+from sqlmend.detect.detector import ErrorTokenDetector
+from sqlmend.detect.stage import DetectorStage
+from sqlmend.detect.train import TrainConfig, train
+from sqlmend.llm.replay import ReplayBackend
+from sqlmend.types import StageContext, Task
+from tests.detect.conftest import make_model, make_tokenizer
+
+
+@pytest.fixture(scope="module")
+def concert(spider_db):
+    with connect(spider_db("concert_singer")) as db:
+        yield db
+
+
+def _ctx(db, resolve=None):
+    task = Task("1", "concert_singer", "Which singers are older than 40?", "SELECT name FROM singer WHERE age < 40")
+    return StageContext(task=task, db=db, sql=task.sql, resolve=resolve)
+
+
+def test_stage_with_a_trained_folder(tmp_path, concert):
+    tok = make_tokenizer()
+    base = tmp_path / "base"
+    make_model(len(tok)).save_pretrained(base)
+    tok.save_pretrained(base)
+    folder = tmp_path / "det"
+    examples = [{"question": "which singer", "sql": "select name from singer", "db_id": "a", "labels": ["value_error"],
+                 "context": {"qss": "singer ( name )", "ast": "select", "exec": "error"}}]
+    train(examples, TrainConfig(out_dir=str(folder), backbone=str(base), max_steps=3, grad_accum=1, max_length=64),
+          progress=False)
+    assert dmodel.read_settings(folder)["backbone_path"] == str(base)
+    det = ErrorTokenDetector.from_dir(folder, mode="decode")
+    found = det.detect(concert, "Which singers?", "SELECT name FROM singer")
+    assert found.p_no_error is not None and 0 <= found.p_no_error <= 1
+    trace = DetectorStage(folder=str(folder), mode="one_pass").run(_ctx(concert))
+    assert trace.status == "ran" and trace.candidate is None
+    assert "P(no_error)" in trace.note and "detection" in trace.detail
+    assert all(f.source == "detector" and f.code == "detector" and f.severity == "advisory" for f in trace.findings)
+
+
+def test_stage_falls_back_to_the_prompted_detector(tmp_path, concert):
+    backend = ReplayBackend(mode="queue", answers=['{"errors": ["condition_error"]}'])
+    trace = DetectorStage(folder=str(tmp_path / "none")).run(_ctx(concert, lambda stage: backend))
+    assert trace.status == "ran" and trace.calls == 1
+    assert [(f.error_type, f.source) for f in trace.findings] == [("condition_error", "detector")]
+
+
+def test_stage_skips_without_a_detector_or_model(tmp_path, concert):
+    trace = DetectorStage(folder=str(tmp_path / "none")).run(_ctx(concert))
+    assert trace.status == "skipped" and "train-detector" in trace.note
+
+
+def test_prompted_detector_ignores_garbage(concert):
+    from sqlmend.detect.prompted import PromptedDetector
+
+    backend = ReplayBackend(mode="queue", answers=['{"errors": ["not_a_type"]}'])
+    found = PromptedDetector(backend).detect(concert, "Which singers?", "SELECT name FROM singer")
+    assert not found.has_error
