@@ -39,3 +39,18 @@ def test_show_of_an_unknown_database_creates_nothing(tmp_path):
     res = runner.invoke(app, ["memory", "show", "no_such_db", "--store", str(tmp_path)])
     assert res.exit_code == 1 and "no repair memory" in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_memory_on_one_database(tmp_path, data_dir, monkeypatch):
+    """MIRA's protocol end to end on car_1 with DIN-SQL's predictions, no model: build, correct, pair."""
+    monkeypatch.setenv("SQLMEND_CACHE", str(tmp_path / "cache"))  # the bench's stores, not the user's
+    pred = data_dir / "predictions" / "spider-dev" / "din-sql_gpt-4.sql"
+    out = tmp_path / "bench.json"
+    res = runner.invoke(app, ["bench", "memory", "--pred", str(pred), "--split", str(tmp_path / "split.json"),
+                              "--databases", "car_1", "--workers", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    [row] = json.loads(out.read_text())
+    assert row["databases"] == ["car_1"] and row["model"] == "none"
+    assert row["items_by_kind"].get("predicate_column") == 1  # from dev #112 (see test_mechanical.py)
+    assert "111" in row["fixed_ids"] and row["regressed"] == 0
+    assert row["online_per_query"]["calls"] == 0 and row["call_log"]["offline"] == {}

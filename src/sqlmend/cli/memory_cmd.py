@@ -194,8 +194,18 @@ def show_cmd(
             Console().print(escape(f"  {qid} [{stage}] {reason}"))
 
 
+def _log_usage(since: float, tag: str | None = None) -> dict[str, int]:
+    """Calls, cache hits, errors and tokens in the llm call log since ``since`` (all stages)."""
+    from sqlmend.llm import CallLog
+
+    rows = CallLog().summary(tag=tag, since=since)
+    return {k: int(sum(r.get(k) or 0 for r in rows)) for k in ("calls", "cache_hits", "errors", "tokens_in",
+                                                                "tokens_out")} | \
+        {"by_stage": {r["stage"]: int(r["calls"]) for r in rows}}
+
+
 def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float, seed: int,
-              ablation: str, model: str | None, workers: int) -> dict[str, Any]:
+              ablation: str, model: str | None, workers: int, databases: list[str] | None = None) -> dict[str, Any]:
     """Build memory from the history part, correct the test part, pair the evaluations (MIRA §4).
 
     Args:
@@ -207,10 +217,16 @@ def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float
         ablation: a key of :data:`ABLATIONS`.
         model: None (mechanical), "local" or an llm config file.
         workers: evaluation worker processes.
+        databases: only these databases (history and test); None: all.
 
     Returns:
-        The JSON-able result: items, paired report, offline and online usage.
+        The JSON-able result: items, paired report, offline and online usage
+        (counted by the stage, and read from the llm call log).
     """
+    import time
+
+    from sqlmend import llm
+
     from sqlmend.bench.compare import compare
     from sqlmend.bench.datasets import Dataset, load_dataset
     from sqlmend.bench.evaluate import evaluate
@@ -222,15 +238,24 @@ def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float
     sp = _split(ds, split_path, fraction, seed)
     opts = ABLATIONS[ablation]
     cfg = _llm(model)
+    if databases:
+        keep = set(databases)
+        sp = Split([q for q in sp.history if ds.task(q).db_id in keep], [q for q in sp.test if ds.task(q).db_id in keep],
+                   sp.fraction, sp.seed)
     folder = store_root(f"bench-{pred.stem}-{ablation}-{model or 'nomodel'}")
-    built = build_all(ds, _history(ds, preds, sp, workers), folder, cfg, opts.get("decompose", True), fresh=True)
+    t0 = time.time()
+    with llm.tagged(f"memory-bench-offline-{t0}"):
+        built = build_all(ds, _history(ds, preds, sp, workers), folder, cfg, opts.get("decompose", True), fresh=True)
+    offline_log = _log_usage(t0, f"memory-bench-offline-{t0}") if cfg else {}
     _print_build(built, folder)
     test_ids = [q for q in sp.test if ds.db_path(ds.task(q).db_id) is not None]
     tasks = [t for t in ds.with_sql(preds) if t.question_id in set(test_ids)]
     config = PipelineConfig(stages=["memory", "guard"], workers=2, db_root=str(ds.db_root),
                             options={"memory": {"store": str(folder), "verify": opts.get("verify", True),
                                                 "local": opts.get("local", True)}})
+    t1 = time.time()
     corrections = correct_batch(tasks, config, progress=True, resolve=(cfg.resolve if cfg else lambda s: None))
+    online_log = _log_usage(t1) if cfg else {}
     test = Dataset(ds.name, [ds.task(q) for q in test_ids], db_root=ds.db_root)
     before = evaluate(test, preds, workers=workers, label=pred.stem)
     after = evaluate(test, {c.question_id: c.sql for c in corrections}, workers=workers, label="memory")
@@ -253,6 +278,11 @@ def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float
             "online_per_query": {"calls": round(sum(s.calls for s in mem) / n, 3),
                                  "tokens_in": round(sum(s.tokens_in for s in mem) / n, 1),
                                  "tokens_out": round(sum(s.tokens_out for s in mem) / n, 1)},
+            "call_log": {"offline": offline_log, "online": online_log,
+                         "online_calls_per_query": round(online_log.get("calls", 0) / n, 3),
+                         "online_tokens_per_query": round((online_log.get("tokens_in", 0) +
+                                                           online_log.get("tokens_out", 0)) / n, 1)},
+            "databases": sorted({ds.task(q).db_id for q in test_ids}),
             "fixed_ids": paired.all.fixed, "regressed_ids": paired.all.regressed}
 
 
@@ -266,11 +296,19 @@ def bench_memory_cmd(
     model: Optional[str] = typer.Option(None, help="'local' for the embedded models; default: none"),
     workers: int = typer.Option(2, help="evaluation worker processes"),
     out: Optional[Path] = typer.Option(None, help="write the results as JSON here"),
+    databases: Optional[str] = typer.Option(None, help="comma-separated database ids: only their history "
+                                                       "and test questions (a subset for slow models)"),
 ) -> None:
-    """Repair memory on a split: items built, fixed / regressed / ΔEX on the test part, model usage."""
+    """Repair memory on a split: items built, fixed / regressed / ΔEX on the test part, model usage.
+
+    With a model, calls and tokens are also read from the llm call log (offline: the
+    build's tagged calls; online: every call after the build - give the run its own
+    log with $SQLMEND_LLM_LOG when others share the machine).
+    """
     if ablation not in ABLATIONS:
         raise typer.BadParameter(f"--ablation must be one of {', '.join(ABLATIONS)}")
-    rows = [bench_one(p, dataset, split, fraction, seed, ablation, model, workers) for p in pred]
+    dbs = [d.strip() for d in databases.split(",") if d.strip()] if databases else None
+    rows = [bench_one(p, dataset, split, fraction, seed, ablation, model, workers, dbs) for p in pred]
     table = Table(title=f"repair memory ({ablation}, model {model or 'none'})")
     for col in ("predictions", "items", "test", "fixed", "regressed", "ΔEX pp", "EX before→after",
                 "online calls/q", "offline calls"):

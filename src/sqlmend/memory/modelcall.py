@@ -18,6 +18,10 @@ from pydantic import BaseModel
 
 from sqlmend.errors import ModelError
 
+#: Generation options of every memory call: deterministic (so that the llm cache answers a
+#: repeated call, e.g. the same offline build in two ablations) and bounded.
+OPTIONS = {"temperature": 0, "max_tokens": 256}
+
 
 @dataclass
 class Usage:
@@ -77,7 +81,7 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], usage: Usage, sta
     messages = [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
     usage.chat += 1
     try:
-        reply = backend.chat(messages, None, schema=answer_type, stage=stage)
+        reply = backend.chat(messages, dict(OPTIONS), schema=answer_type, stage=stage)
     except ModelError:
         return None
     used = getattr(reply, "usage", None)
