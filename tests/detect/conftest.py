@@ -33,6 +33,12 @@ def make_model(vocab_size: int, seed: int = 0):
 
 
 @pytest.fixture
+def tiny_factory():
+    """``(make_tokenizer, make_model)``: build more tiny models in a test (same seed, same weights)."""
+    return make_tokenizer, make_model
+
+
+@pytest.fixture
 def tiny():
     """``(model, tokenizer)``: a fresh 2-layer Llama with tied embeddings."""
     tok = make_tokenizer()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 from safetensors import safe_open
 
@@ -11,7 +12,6 @@ from sqlmend.detect import model as dmodel
 from sqlmend.detect.calibrate import calibrate_threshold, split_by_db
 from sqlmend.detect.decoding import decode
 from sqlmend.detect.train import TrainConfig, train
-from tests.detect.conftest import make_model, make_tokenizer
 
 EXAMPLES = [
     {"question": "which singer", "sql": "select name from singer where age", "db_id": "a",
@@ -21,12 +21,20 @@ EXAMPLES = [
 ]
 
 
-def _fresh():
-    tok = make_tokenizer()
-    return make_model(len(tok), seed=1), tok
+@pytest.fixture
+def fresh(tiny_factory):
+    """A function giving a fresh tiny model (always the same weights) and its tokenizer."""
+    make_tokenizer, make_model = tiny_factory
+
+    def build():
+        tok = make_tokenizer()
+        return make_model(len(tok), seed=1), tok
+
+    return build
 
 
-def test_train_save_load_round_trip(tmp_path):
+def test_train_save_load_round_trip(tmp_path, fresh):
+    _fresh = fresh
     base, tok = _fresh()
     peft_model, tok, table = dmodel.wrap(base, tok, dmodel.LoraSettings(r=4, alpha=8, dropout=0.0), backbone="tiny")
     trainable = {n for n, p in peft_model.named_parameters() if p.requires_grad}
@@ -67,7 +75,8 @@ def test_train_save_load_round_trip(tmp_path):
     assert settings["steps"] == 80 and settings["train"]["examples"] == 2
 
 
-def test_training_resumes_from_checkpoint(tmp_path):
+def test_training_resumes_from_checkpoint(tmp_path, fresh):
+    _fresh = fresh
     base, tok = _fresh()
     prepared = dmodel.wrap(base, tok, dmodel.LoraSettings(r=4, alpha=8, dropout=0.0))
     cfg = TrainConfig(out_dir=str(tmp_path), max_steps=6, grad_accum=1, max_length=96, save_every=2,

@@ -11,7 +11,6 @@ from sqlmend.detect.stage import DetectorStage
 from sqlmend.detect.train import TrainConfig, train
 from sqlmend.llm.replay import ReplayBackend
 from sqlmend.types import StageContext, Task
-from tests.detect.conftest import make_model, make_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +24,8 @@ def _ctx(db, resolve=None):
     return StageContext(task=task, db=db, sql=task.sql, resolve=resolve)
 
 
-def test_stage_with_a_trained_folder(tmp_path, concert):
+def test_stage_with_a_trained_folder(tmp_path, concert, tiny_factory):
+    make_tokenizer, make_model = tiny_factory
     tok = make_tokenizer()
     base = tmp_path / "base"
     make_model(len(tok)).save_pretrained(base)

@@ -43,8 +43,7 @@ def test_constrained_probs_renormalize_over_error_tokens(tiny):
 
 
 def test_decode_only_emits_error_tokens_in_order_and_stops(tiny):
-    _, tok = tiny
-    model = __import__("tests.detect.conftest", fromlist=["make_model"]).make_model(len(tok))
+    model, tok = tiny
     table = add_error_tokens(model, tok)
     vocab = model.get_input_embeddings().weight.shape[0]
     steps = [{table.id_of("condition_error"): 9.0, table.id_of("value_error"): 8.0},
