@@ -28,10 +28,40 @@ _MODEL_HELP = ("model assignment STAGE=ENDPOINT, repeatable; '*=local' puts the 
                "on every model stage (stages: localizer, refiner, baseline, detector, ...)")
 
 
+_OPTION_HELP = "stage option STAGE.KEY=VALUE, repeatable (e.g. refine.max_tokens=96, refine.shots=0)"
+
+
+def parse_options(specs: list[str] | None) -> dict[str, dict[str, Any]]:
+    """Parse ``STAGE.KEY=VALUE`` flags into ``PipelineConfig.options`` (values read as JSON if they parse).
+
+    Args:
+        specs: the flags.
+
+    Returns:
+        ``{stage: {key: value}}``.
+
+    >>> parse_options(["refine.max_tokens=96", "memory.store=/tmp/m"])
+    {'refine': {'max_tokens': 96}, 'memory': {'store': '/tmp/m'}}
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs or []:
+        key, sep, raw = spec.partition("=")
+        stage, dot, name = key.partition(".")
+        if not (sep and dot and stage and name):
+            raise typer.BadParameter(f"bad option {spec!r}: expected STAGE.KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out.setdefault(stage, {})[name] = value
+    return out
+
+
 def _config(strategy: str, stages: str | None, models: list[str] | None, workers: int,
-            model_concurrency: int, timeout: float, **extra: Any) -> PipelineConfig:
+            model_concurrency: int, timeout: float, options: list[str] | None = None,
+            **extra: Any) -> PipelineConfig:
     try:
-        return PipelineConfig(
+        return PipelineConfig(options=parse_options(options),
             strategy=strategy,
             stages=[s.strip() for s in stages.split(",") if s.strip()] if stages else None,
             models=list(models or []), workers=workers, model_concurrency=model_concurrency,
@@ -122,6 +152,7 @@ def correct(
     stages: str = typer.Option(None, help=_STAGES_HELP),
     strategy: str = typer.Option("errorllm", help=_STRATEGY_HELP),
     model: list[str] = typer.Option(None, "--model", help=_MODEL_HELP),
+    option: list[str] = typer.Option(None, "--option", help=_OPTION_HELP),
     db: str = typer.Option(None, help="single query: the database (path or URL)"),
     question: str = typer.Option(None, help="single query: the question"),
     sql: str = typer.Option(None, "--sql", help="single query: the SQL to check"),
@@ -147,7 +178,7 @@ def correct(
 
       sqlmend correct --db concert_singer.sqlite --question "Oldest singer?" --sql "SELECT ..."
     """
-    config = _config(strategy, stages, model, workers, model_concurrency, timeout)
+    config = _config(strategy, stages, model, workers, model_concurrency, timeout, option)
     if sql is not None:
         if not db or question is None:
             raise typer.BadParameter("a single query needs --db, --question and --sql")
@@ -290,6 +321,7 @@ def bench_correct(
     strategies: str = typer.Option("errorllm", help=f"comma-separated, of {', '.join(STRATEGIES)}"),
     stages: str = typer.Option(None, help=_STAGES_HELP),
     model: list[str] = typer.Option(None, "--model", help=_MODEL_HELP),
+    option: list[str] = typer.Option(None, "--option", help=_OPTION_HELP),
     out: Path = typer.Option(Path("runs/bench-correct"), help="output folder (resumable)"),
     sample: int = typer.Option(None, help="a seeded random sample of N tasks per file"),
     seed: int = typer.Option(0, help="seed of --sample"),
@@ -322,7 +354,7 @@ def bench_correct(
                           label=path.stem, progress=not quiet)
         suspects = gold_suspects(ds, tasks, timeout)
         for strategy in names:
-            config = _config(strategy, stages, model, workers, model_concurrency, timeout)
+            config = _config(strategy, stages, model, workers, model_concurrency, timeout, option)
             results, _ = run_file(ds, preds, tasks, config, out / path.stem / strategy,
                                   sniff_pred_format(path), progress=not quiet)
             after = evaluate(sub, {c.question_id: c.sql for c in results}, timeout=timeout,
