@@ -102,3 +102,12 @@ def test_split_by_db_holds_out_whole_databases():
     rows = [{"db_id": f"d{i % 10}", "i": i} for i in range(100)]
     train_rows, held = split_by_db(rows, 0.2)
     assert len(held) == 20 and not {r["db_id"] for r in held} & {r["db_id"] for r in train_rows}
+
+
+def test_auroc():
+    from sqlmend.detect.calibrate import auroc
+
+    assert auroc([0.1, 0.2, 0.8, 0.9], [True, True, False, False]) == 1.0
+    assert auroc([0.9, 0.8, 0.2, 0.1], [True, True, False, False]) == 0.0
+    assert auroc([0.5, 0.5], [True, False]) == 0.5
+    assert auroc([0.5], [True]) is None

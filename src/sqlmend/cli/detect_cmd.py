@@ -231,7 +231,8 @@ def bench_detect(
         sub = {q: preds[q] for q in qids if q in preds}
         report = evaluate(ds, sub, progress=False, label=path.stem)
         for qid, wrong in labels_from_report(report).items():
-            labels[f"{path.stem}:{qid}"] = wrong
+            if qid in sub:  # the report also judges the questions left out of the sample
+                labels[f"{path.stem}:{qid}"] = wrong
         items += [Item(f"{path.stem}:{q}", q, ds.task(q).db_id, ds.task(q).question, sql) for q, sql in sub.items()]
     items = [it for it in items if it.key in labels]
     results = {j.key: j for j in judge(items, lambda d: ds.db_path(d), det, static=static)}
@@ -252,6 +253,12 @@ def bench_detect(
     for path in files:
         truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
         per_system[path.stem] = detection_metrics({k: flags["model"][k] for k in truth}, truth).overall.to_dict()
+    from sqlmend.detect.calibrate import auroc
+
+    auc = {}
+    for subset, truth in (("all", labels), ("gold-clean", clean)):
+        keys = [k for k in truth if results[k].p_no_error is not None]
+        auc[subset] = auroc([results[k].p_no_error for k in keys], [truth[k] for k in keys])
     n_wrong = sum(labels.values())
     typer.echo(f"{len(labels)} predictions ({n_wrong} wrong) of {len(qids)} questions, {len(files)} systems; "
                f"{len(suspects)} gold-suspect questions; mode={mode}, threshold={det.threshold:.4f}")
@@ -260,11 +267,13 @@ def bench_detect(
     for name, m in table.items():
         typer.echo(f"| {name} | {m['tp'] + m['fp'] + m['fn'] + m['tn']} | {m['precision']} | {m['recall']} | "
                    f"{m['accuracy']} | {m['f1']} |")
+    typer.echo("\nAUROC of 1 - P(no_error): " + ", ".join(
+        f"{k} {v:.3f}" if v is not None else f"{k} n/a" for k, v in auc.items()))
     typer.echo("\nmodel alone, per system (all questions):")
     for name, m in per_system.items():
         typer.echo(f"| {name} | {m['precision']} | {m['recall']} | {m['accuracy']} | {m['f1']} |")
     if out:
-        out.write_text(json.dumps({"table": table, "per_system": per_system, "questions": len(qids),
+        out.write_text(json.dumps({"table": table, "per_system": per_system, "auroc": auc, "questions": len(qids),
                                    "suspects": sorted(suspects), "labels": labels,
                                    "results": {k: j.to_dict() for k, j in results.items()}}, indent=1))
 

@@ -70,6 +70,31 @@ def calibrate_threshold(p_none: list[float], is_error: list[bool], target_precis
     return {**out, "n": len(pairs)}
 
 
+def auroc(p_none: list[float], is_error: list[bool]) -> float | None:
+    """Area under the ROC curve of ``1 - P(no_error)`` as a score for "has an error".
+
+    Args:
+        p_none: P(no_error) per item.
+        is_error: the truth per item.
+
+    Returns:
+        The AUROC (ties count half), or None when one class is absent.
+    """
+    pos = [1 - p for p, e in zip(p_none, is_error) if e]
+    neg = [1 - p for p, e in zip(p_none, is_error) if not e]
+    if not pos or not neg:
+        return None
+    ranked = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
+    rank_sum, i = 0.0, 0
+    while i < len(ranked):  # average ranks over ties
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        rank_sum += sum(lab for _, lab in ranked[i:j]) * (i + j + 1) / 2
+        i = j
+    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
 def calibrate_folder(folder: str | Path, held: list[dict[str, Any]], target_precision: float,
                      backbone: str | None = None, device: str = "cpu", progress: bool = True) -> dict:
     """Score held-out examples with a trained detector and store the calibrated threshold.
@@ -95,7 +120,8 @@ def calibrate_folder(folder: str | Path, held: list[dict[str, Any]], target_prec
     for ex in tqdm(held, desc="calibrate", disable=not progress):
         p_none.append(det.probs(ex["question"], ex.get("context", {}), ex["sql"], ex.get("evidence", ""))[none_pos])
         errs.append(any(x != taxonomy.NO_ERROR for x in ex["labels"]))
-    result = {**calibrate_threshold(p_none, errs, target_precision), "target_precision": target_precision}
+    result = {**calibrate_threshold(p_none, errs, target_precision), "target_precision": target_precision,
+              "auroc": auroc(p_none, errs)}
     settings = dmodel.read_settings(folder)
     settings.update({"threshold": result["threshold"], "calibration": result})
     (Path(folder) / dmodel.SETTINGS_FILE).write_text(json.dumps(settings, indent=1))
