@@ -10,7 +10,10 @@
 from __future__ import annotations
 
 from sqlmend.detect.decoding import Detection, constrained_probs, decode, one_pass, target_tokens
+from sqlmend.detect.detector import ErrorTokenDetector
+from sqlmend.detect.prompted import PromptedDetector
+from sqlmend.detect.stage import DetectorStage
 from sqlmend.detect.tokens import TokenTable, add_error_tokens, init_token_rows
 
-__all__ = ["Detection", "TokenTable", "add_error_tokens", "constrained_probs", "decode", "init_token_rows",
-           "one_pass", "target_tokens"]
+__all__ = ["Detection", "DetectorStage", "ErrorTokenDetector", "PromptedDetector", "TokenTable", "add_error_tokens",
+           "constrained_probs", "decode", "init_token_rows", "one_pass", "target_tokens"]

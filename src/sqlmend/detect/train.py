@@ -158,7 +158,6 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
     started = time.monotonic()
     peft_model.train()
     bar = tqdm(total=total, initial=step, desc="train-detector", disable=not progress, unit="step")
-    stopped = False
     while step < total:
         opt.zero_grad()
         acc = 0.0
@@ -180,7 +179,6 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
         if step % config.save_every == 0:
             checkpoint()
         if config.time_budget is not None and time.monotonic() - started > config.time_budget:
-            stopped = True
             break
     bar.close()
     checkpoint()
@@ -188,5 +186,4 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
     finished = step >= total
     dmodel.save(peft_model, table, out, {**settings, "steps": step, "finished": finished})
     recent = losses[-50:] or [float("nan")]
-    return TrainReport(step, seen, total, finished and not stopped or finished, sum(recent) / len(recent),
-                       time.monotonic() - started, str(out))
+    return TrainReport(step, seen, total, finished, sum(recent) / len(recent), time.monotonic() - started, str(out))
