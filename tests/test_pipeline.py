@@ -52,10 +52,13 @@ def test_a_correct_query_is_returned_untouched_without_a_model_call():
     assert refine.status == "skipped" and "no error detected" in refine.note
 
 
+REFINE_STAGES = ("localizer", "refiner")
+
+
 def scripted_resolver(*answers: str):
-    """A resolver whose every model stage answers with recorded answers, in order."""
+    """A resolver whose refinement models answer with recorded answers, in order (no detector model)."""
     model = ReplayBackend.scripted(list(answers))
-    return model, (lambda stage: model)
+    return model, (lambda stage: model if stage in REFINE_STAGES else None)
 
 
 def test_a_value_error_is_fixed_under_the_guard():
@@ -116,7 +119,7 @@ def test_model_concurrency_and_garbage_answers(tmp_path):
     out = correct_batch(tasks, PipelineConfig(workers=3, model_concurrency=1), progress=False,
                         resolve=make_resolver(PipelineConfig(), llm_config=LLMConfig(
                             endpoints={"s": {"kind": "replay", "mode": "queue", "answers": answers}},
-                            stages={"default": "s"}, log=False)))
+                            stages={"refiner": "s", "localizer": "s"}, log=False)))
     for c in out:
         refine = next(s for s in c.stages if s.stage == "refine")
         # the static finding comes localized: RefLLM only, and its one retry
@@ -125,10 +128,10 @@ def test_model_concurrency_and_garbage_answers(tmp_path):
     assert summarize(out).calls == 6
 
 
-def _loopback_config(url: str) -> LLMConfig:
+def _loopback_config(url: str, stages: tuple[str, ...] = REFINE_STAGES) -> LLMConfig:
     return LLMConfig(endpoints={"loop": {"kind": "openai", "base_url": url, "model": "smollm2",
                                          "max_retries": 0}},
-                     stages={"default": "loop"}, log=False)
+                     stages={s: "loop" for s in stages}, log=False)
 
 
 def test_end_to_end_over_an_openai_compatible_http_endpoint():
@@ -155,7 +158,8 @@ def test_end_to_end_with_the_embedded_smollm2_behind_http():
 
     with ServerThread(create_app(chat=TransformersBackend())) as server:
         cfg = PipelineConfig()
-        pipe = Pipeline(cfg, resolve=make_resolver(cfg, llm_config=_loopback_config(server.url)))
+        llm = _loopback_config(server.url, ("default",))  # every model stage, the detector too
+        pipe = Pipeline(cfg, resolve=make_resolver(cfg, llm_config=llm))
         c = pipe.correct(task("w", WORLD, "world_1", "Official English-speaking countries?"))
     refine = next(s for s in c.stages if s.stage == "refine")
     assert refine.status in ("ran", "failed") and refine.calls >= 1

@@ -18,7 +18,8 @@ def client(**kw) -> TestClient:
     # the recorded model answer is used only if the static rules leave the error to refinement
     model = ReplayBackend.scripted([json.dumps({"sql": FIXED, "addressed": ["value_error"]})])
     return TestClient(create_app(PipelineConfig(stages=["static", "refine", "guard"]),
-                                 resolve=lambda stage: model, **kw))
+                                 resolve=lambda stage: model if stage == "refiner" else None,
+                                 **kw))
 
 
 def test_correct_returns_the_guarded_rewrite_and_its_trace():
