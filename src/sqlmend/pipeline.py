@@ -139,18 +139,18 @@ def load_stage(name: str, config: PipelineConfig) -> Any:
         An object with ``name`` and ``run(ctx) -> StageTrace``.
     """
     specs = (STRATEGIES[config.strategy],) if name == "refine" else STAGE_CLASSES[name]
-    why = ""
+    reasons = []
     for spec in specs:
         try:
             cls = _import(spec)
         except (ImportError, AttributeError) as exc:
-            why = f"{spec}: {exc}"
+            reasons.append(f"{spec}: {exc}")
             continue
         stage = _build(cls, config)
         if not getattr(stage, "name", None):
             stage.name = name
         return stage
-    return _Missing(name, why)
+    return _Missing(name, reasons[0] if reasons else "no candidate class")
 
 
 # --- models ---------------------------------------------------------------
@@ -287,8 +287,9 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
     """
     for stage in stages:
         if stage == "guard":
+            start = time.perf_counter()
             trace = _final_guard(ctx, original)
-            trace.seconds = trace.seconds or 0.0
+            trace.seconds = round(time.perf_counter() - start, 4)
             ctx.traces.append(trace)
             continue
         trace = _run_stage(stage, ctx)
