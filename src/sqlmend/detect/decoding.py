@@ -80,6 +80,16 @@ def _used_positions(table: TokenTable) -> dict[int, str]:
     return {order[taxonomy.get(type_id).token]: type_id for type_id, _ in table.used()}
 
 
+def _cache_kwargs(model, out) -> dict:
+    """The key-value cache of the last call, under the argument name this transformers version takes."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    name = "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
+    value = getattr(out, "cache", None)
+    return {name: value if value is not None else getattr(out, "past_key_values", None)}
+
+
 def decode(model, input_ids: list[int], table: TokenTable, max_labels: int = MAX_LABELS) -> Detection:
     """Greedy constrained decoding of up to ``max_labels`` error types.
 
@@ -103,7 +113,7 @@ def decode(model, input_ids: list[int], table: TokenTable, max_labels: int = MAX
     p_none = None
     with torch.no_grad():
         ids = torch.tensor([input_ids], device=model.device)
-        out = model(input_ids=ids, use_cache=True)
+        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
         for _ in range(max_labels + 1):
             probs = constrained_probs(out.logits[0, -1], table)
             if p_none is None:
@@ -119,7 +129,7 @@ def decode(model, input_ids: list[int], table: TokenTable, max_labels: int = MAX
                 break
             chosen.append((used[best], best_p))
             nxt = torch.tensor([[table.error_ids[best]]], device=model.device)
-            out = model(input_ids=nxt, past_key_values=out.past_key_values, use_cache=True)
+            out = model(input_ids=nxt, use_cache=True, logits_to_keep=1, **_cache_kwargs(model, out))
     return Detection(types=chosen, p_no_error=p_none,
                      raw="".join(taxonomy.get(t).token for t, _ in chosen) or taxonomy.NO_ERROR_TOKEN)
 
