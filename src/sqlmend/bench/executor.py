@@ -2,11 +2,13 @@
 
 Each worker opens databases through :func:`sqlmend.db.connect` (kept open, a few
 per worker) and runs its queries with the db layer's own time limit, the first
-line of defence. The parent hands out small batches, receives each result as soon
-as it is ready, and knows which query a worker is on; a worker that overruns
-``timeout + grace`` (a query the engine cannot interrupt, a stuck fetch) is killed
-and replaced, that query is answered "timeout", and the rest of its batch is
-handed out again.
+line of defence. The parent hands out batches of queries grouped by database, and
+each worker publishes the query it is on in shared memory and reports results a
+batch at a time (one message per batch, not per query: on a loaded machine every
+wake-up of the parent costs). A worker that overruns ``timeout + grace`` on one
+query (a query the engine cannot interrupt, a stuck fetch) is killed and replaced,
+that query is answered "timeout", and the rest of its batch (including finished
+but unreported queries) is handed out again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from sqlmend.errors import DatabaseError, QueryTimeout, ReadOnlyViolation
 ALL_ROWS = 2**31 - 2
 #: Databases kept open per worker.
 OPEN_DBS = 8
+#: The shared-memory slot's key while a worker is between queries.
+IDLE = -1.0
 
 
 @dataclass
@@ -89,7 +93,15 @@ def run_query(dbs: "OrderedDict[str, object]", query: Query, timeout: float) -> 
         return Outcome("error", error=f"{type(e).__name__}: {e}", elapsed=time.perf_counter() - start)
 
 
-def _worker_main(conn: Connection, timeout: float) -> None:
+def _worker_main(conn: Connection, slot, timeout: float, flush_every: float) -> None:
+    """Run batches until told to stop; report results a batch at a time.
+
+    Before each query the worker writes its start time and key into ``slot`` (shared
+    memory), so the parent knows what it is running without a message per query.
+    Results go back when the batch is done, or sooner once ``flush_every`` seconds
+    have passed since the last report (a progress bar keeps moving, and a kill loses
+    little finished work).
+    """
     dbs: OrderedDict[str, object] = OrderedDict()
     try:
         while True:
@@ -99,8 +111,18 @@ def _worker_main(conn: Connection, timeout: float) -> None:
                 break
             if batch is None:
                 break
+            done: list[tuple[int, Outcome]] = []
+            last = time.monotonic()
             for key, query in batch:
-                conn.send((key, run_query(dbs, query, timeout)))
+                slot[1] = time.monotonic()  # start first, then the key: the parent reads key, then start
+                slot[0] = key
+                done.append((key, run_query(dbs, query, timeout)))
+                slot[0] = IDLE
+                if time.monotonic() - last >= flush_every:
+                    conn.send(done)
+                    done, last = [], time.monotonic()
+            if done:
+                conn.send(done)
     finally:
         for db in dbs.values():
             try:
@@ -110,19 +132,32 @@ def _worker_main(conn: Connection, timeout: float) -> None:
 
 
 class _Worker:
-    def __init__(self, ctx, timeout: float):
+    def __init__(self, ctx, timeout: float, flush_every: float):
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(child, timeout), daemon=True)
+        self.slot = ctx.RawArray("d", [IDLE, 0.0])  # key of the running query, its start (monotonic)
+        self.proc = ctx.Process(target=_worker_main, args=(child, self.slot, timeout, flush_every),
+                                daemon=True)
         self.proc.start()
         child.close()
-        self.inflight: deque[int] = deque()
-        self.since = time.monotonic()  # when the query at inflight[0] started (at the latest)
+        self.inflight: dict[int, None] = {}  # keys handed out and not yet answered, in order
+        self.chunk_ends: deque[int] = deque()  # last key of each batch not yet fully answered
 
     def send(self, batch: list[tuple[int, Query]]) -> None:
-        if not self.inflight:
-            self.since = time.monotonic()
-        self.inflight.extend(k for k, _ in batch)
+        self.inflight.update((k, None) for k, _ in batch)
+        self.chunk_ends.append(batch[-1][0])
         self.conn.send(batch)
+
+    def answered(self, key: int) -> None:
+        """Forget ``key``; a worker answers in order, so its batch ends with its last key."""
+        self.inflight.pop(key, None)
+        if self.chunk_ends and self.chunk_ends[0] == key:
+            self.chunk_ends.popleft()
+
+    def running(self) -> tuple[int | None, float]:
+        """The key of the query running now (None between queries) and when it started."""
+        key = self.slot[0]
+        started = self.slot[1]
+        return (int(key), started) if key != IDLE and int(key) in self.inflight else (None, started)
 
     def stop(self, kill: bool = False) -> None:
         if kill:
@@ -142,20 +177,30 @@ class _Worker:
 class QueryPool:
     """Worker processes that run queries with a hard per-query time limit.
 
+    Queries are grouped by database (a worker keeps its connections open) and handed
+    out in batches, two per worker at a time; workers answer a batch at a time and
+    publish the query they are on in shared memory, which the parent watches.
+
     Args:
         workers: number of worker processes (at least 1).
         timeout: per-query time limit in seconds, given to the db layer.
         grace: extra seconds after ``timeout`` before a worker is killed.
-        batch: queries handed to a worker at a time.
+        batch: queries handed to a worker at a time (at most; fewer near the end, so that
+            the workers finish together).
+        flush_every: seconds after which a worker reports finished queries mid-batch.
     """
 
-    def __init__(self, workers: int = 2, timeout: float = 30.0, grace: float = 2.0, batch: int = 8):
+    def __init__(self, workers: int = 2, timeout: float = 30.0, grace: float = 2.0, batch: int = 32,
+                 flush_every: float = 0.25):
         if workers < 1:
             raise ValueError("workers must be at least 1")
+        if batch < 1:
+            raise ValueError("batch must be at least 1")
         self.workers = workers
         self.timeout = timeout
         self.grace = grace
         self.batch = batch
+        self.flush_every = flush_every
         self.killed = 0  # workers killed for overrunning, over the pool's life
         self._ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
 
@@ -173,52 +218,77 @@ class QueryPool:
         results: list[Outcome | None] = [None] * len(queries)
         if not queries:
             return []
-        pending: deque[int] = deque(range(len(queries)))
-        pool = [_Worker(self._ctx, self.timeout) for _ in range(min(self.workers, len(queries)))]
+        # one database after another (stable: input order within a database)
+        first_seen: dict[str, int] = {}
+        for q in queries:
+            first_seen.setdefault(q.db, len(first_seen))
+        pending: deque[int] = deque(sorted(range(len(queries)), key=lambda k: first_seen[queries[k].db]))
+        pool = [_Worker(self._ctx, self.timeout, self.flush_every)
+                for _ in range(min(self.workers, len(queries)))]
         limit = self.timeout + self.grace
+        remaining = len(queries)
 
         def finish(index: int, outcome: Outcome) -> None:
+            nonlocal remaining
+            if results[index] is None:
+                remaining -= 1
             results[index] = outcome
             if on_done is not None:
                 on_done(index, outcome)
 
-        def replace(i: int, outcome: Outcome) -> None:
+        def receive(w: _Worker) -> None:
+            """Take every report waiting on ``w``'s pipe (raises EOFError/OSError if it died)."""
+            while w.conn.poll():
+                for key, outcome in w.conn.recv():
+                    w.answered(key)
+                    finish(key, outcome)
+
+        def replace(i: int, outcome: Outcome, key: int | None) -> None:
             w = pool[i]
-            first = w.inflight.popleft()
-            finish(first, outcome)
-            pending.extendleft(reversed(w.inflight))
+            victim = key if key is not None else next(iter(w.inflight))
+            del w.inflight[victim]
+            finish(victim, outcome)
+            pending.extendleft(reversed(list(w.inflight)))  # finished-but-unreported ones run again
             w.stop(kill=True)
-            pool[i] = _Worker(self._ctx, self.timeout)
+            pool[i] = _Worker(self._ctx, self.timeout, self.flush_every)
 
         try:
-            remaining = len(queries)
             while remaining:
                 for w in pool:
-                    if len(w.inflight) <= self.batch // 2 and pending:
-                        chunk = [pending.popleft() for _ in range(min(self.batch, len(pending)))]
+                    while pending and len(w.chunk_ends) < 2:  # two batches each: no idle round trip
+                        size = min(self.batch, max(1, -(-len(pending) // (2 * len(pool)))))
+                        chunk = [pending.popleft() for _ in range(min(size, len(pending)))]
                         w.send([(k, queries[k]) for k in chunk])
                 busy = [w for w in pool if w.inflight]
                 now = time.monotonic()
-                wait_for = max(0.0, min(w.since + limit - now for w in busy))
-                ready = wait([w.conn for w in busy], timeout=wait_for)
+                deadlines = []
+                for w in busy:
+                    key, started = w.running()
+                    deadlines.append(started + limit if key is not None else now + limit)
+                ready = wait([w.conn for w in busy], timeout=max(0.0, min(deadlines) - now))
                 for i, w in enumerate(pool):
-                    if w.conn in ready:
+                    if not w.inflight:
+                        continue
+                    try:
+                        if w.conn in ready:
+                            receive(w)
+                    except (EOFError, OSError):
+                        key, _ = w.running()
+                        replace(i, Outcome("error", error=f"worker process died (exit code {w.proc.exitcode})"),
+                                key)
+                        continue
+                    key, started = w.running()
+                    if key is not None and time.monotonic() > started + limit:
                         try:
-                            while w.conn.poll():
-                                key, outcome = w.conn.recv()
-                                w.inflight.remove(key)
-                                w.since = time.monotonic()
-                                finish(key, outcome)
-                                remaining -= 1
+                            receive(w)  # what it finished before the stuck query
                         except (EOFError, OSError):
-                            code = w.proc.exitcode
-                            replace(i, Outcome("error", error=f"worker process died (exit code {code})"))
-                            remaining -= 1
-                    elif w.inflight and time.monotonic() > w.since + limit:
+                            pass
+                        key, started = w.running()
+                        if key is None or time.monotonic() <= started + limit:
+                            continue
                         self.killed += 1
                         replace(i, Outcome("timeout", error=f"killed after {limit:g}s (limit {self.timeout:g}s)",
-                                           elapsed=time.monotonic() - w.since))
-                        remaining -= 1
+                                           elapsed=time.monotonic() - started), key)
         finally:
             for w in pool:
                 w.stop(kill=bool(w.inflight))

@@ -18,11 +18,18 @@ A text sqlglot cannot parse is still judged: when its tokens show a single
 statement that starts like a query and contains no write keyword it is passed on,
 so that the engine reports the syntax error itself (a wrong prediction must fail
 like it fails in the engine); otherwise it is refused.
+
+The verdict is a pure function of the text and the dialect, so the last
+:data:`VERDICT_CACHE_SIZE` verdicts are kept in memory: a text checked twice on
+one path (the guard, then the database's ``execute``; a gold equal to its
+prediction) is parsed once. Every text is still judged on its parsed AST
+before its first run.
 """
 
 from __future__ import annotations
 
 import logging
+from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
@@ -109,16 +116,41 @@ def check_read_only(sql: str, dialect: str = "sqlite") -> None:
     """
     if not sql or not sql.strip():
         raise ReadOnlyViolation("empty SQL")
-    read = resolve(dialect)
-    level = _log.level
-    _log.setLevel(logging.ERROR)  # sqlglot warns when it falls back to exp.Command
+    refusal = _refusal(sql, resolve(dialect))
+    if refusal is not None:
+        raise ReadOnlyViolation(refusal)
+
+
+#: How many (text, dialect) verdicts :func:`check_read_only` remembers.
+VERDICT_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=VERDICT_CACHE_SIZE)
+def _refusal(sql: str, read: str) -> str | None:
+    """The reason ``sql`` is refused in dialect ``read``, or None when it is one read-only query."""
     try:
-        statements = [s for s in sqlglot.parse(sql, read=read) if s is not None]
+        _judge(sql, read)
+    except ReadOnlyViolation as e:
+        return str(e)
+    return None
+
+
+@lru_cache(maxsize=None)
+def _dialect(read: str) -> sqlglot.Dialect:
+    return sqlglot.Dialect.get_or_raise(read)
+
+
+def _judge(sql: str, read: str) -> None:
+    # sqlglot warns when it falls back to exp.Command; muted by ``disabled`` (setLevel would
+    # clear every logger's level cache on each call)
+    disabled, _log.disabled = _log.disabled, True
+    try:
+        statements = [s for s in _dialect(read).parse(sql) if s is not None]
     except (ParseError, TokenError):
         _check_unparsed(sql, read)
         return
     finally:
-        _log.setLevel(level)
+        _log.disabled = disabled
     if len(statements) != 1:
         raise ReadOnlyViolation(
             f"expected one statement, found {len(statements)}" if statements else "no statement")
@@ -146,14 +178,40 @@ def _check_tree(tree: exp.Expression) -> None:
     if not isinstance(tree, QUERY_ROOTS):
         raise ReadOnlyViolation(f"not a query: {type(tree).__name__.upper()} statement refused")
     for node in tree.walk():
-        if isinstance(node, FORBIDDEN_NODES):
-            raise ReadOnlyViolation(f"{type(node).__name__.upper()} is not allowed in a read-only query")
-        if isinstance(node, exp.Func):
+        checks = _CHECKS.get(type(node), _UNSEEN)
+        if checks is _UNSEEN:
+            checks = _CHECKS[type(node)] = _checks_of(type(node))
+        if checks is None:  # most nodes: columns, identifiers, literals, operators
+            continue
+        refused, anonymous, table = checks
+        if refused:
+            raise ReadOnlyViolation(refused)
+        if anonymous:
             name = _function_name(node)
             if name in FORBIDDEN_FUNCTIONS:
                 raise ReadOnlyViolation(f"function {name}() is not allowed")
-        if isinstance(node, exp.Table) and _names_a_file(node):
+        if table and _names_a_file(node):
             raise ReadOnlyViolation(f"reading from a file {node.this.sql()} is not allowed")
+
+
+_UNSEEN = object()
+#: Node class -> what to check on its nodes (see :func:`_checks_of`), filled as classes are met.
+_CHECKS: dict[type, tuple[str, bool, bool] | None] = {}
+
+
+def _checks_of(cls: type) -> tuple[str, bool, bool] | None:
+    """What a node of class ``cls`` needs: (refusal that holds for every such node, or "";
+    whether its function name must be read from the node; whether it is a table), or None."""
+    refused = ""
+    if issubclass(cls, FORBIDDEN_NODES):
+        refused = f"{cls.__name__.upper()} is not allowed in a read-only query"
+    anonymous = issubclass(cls, exp.Anonymous)
+    if not refused and issubclass(cls, exp.Func) and not anonymous:
+        name = cls.sql_name().lower() if hasattr(cls, "sql_name") else cls.__name__.lower()
+        if name in FORBIDDEN_FUNCTIONS:
+            refused = f"function {name}() is not allowed"
+    table = issubclass(cls, exp.Table)
+    return (refused, anonymous, table) if refused or anonymous or table else None
 
 
 def _names_a_file(table: exp.Table) -> bool:
