@@ -190,8 +190,8 @@ def _db_identity(path: Path | None) -> str:
     return f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def _gold_key(sql: str, db: Path | None, timeout: float) -> str:
-    return hashlib.sha256(f"{CACHE_VERSION}\0{sql}\0{_db_identity(db)}\0{timeout}".encode()).hexdigest()
+def _gold_key(sql: str, db_identity: str, timeout: float) -> str:
+    return hashlib.sha256(f"{CACHE_VERSION}\0{sql}\0{db_identity}\0{timeout}".encode()).hexdigest()
 
 
 def _cache_file(dataset: Dataset, root: Path | None = None) -> Path:
@@ -201,13 +201,40 @@ def _cache_file(dataset: Dataset, root: Path | None = None) -> Path:
     return folder / f"{name}.pkl"
 
 
+#: Gold caches this process has read or written: path -> (file state, entries). Evaluating
+#: several prediction files in one process reads the file once.
+_LOADED: dict[Path, tuple[tuple[int, int], dict[str, _Gold]]] = {}
+
+
+def _file_state(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def forget_loaded_caches() -> None:
+    """Drop the gold caches held in memory, so the next evaluation reads them from disk."""
+    _LOADED.clear()
+
+
 def _load_cache(path: Path) -> dict[str, _Gold]:
+    state = _file_state(path)
+    if state is None:
+        return {}
+    held = _LOADED.get(path)
+    if held is not None and held[0] == state:
+        return dict(held[1])
     try:
         with open(path, "rb") as f:
             data = pickle.load(f)
-        return data if isinstance(data, dict) else {}
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
         return {}
+    if not isinstance(data, dict):
+        return {}
+    _LOADED[path] = (state, data)
+    return dict(data)
 
 
 def _save_cache(path: Path, entries: dict[str, _Gold]) -> None:
@@ -215,6 +242,9 @@ def _save_cache(path: Path, entries: dict[str, _Gold]) -> None:
     with open(tmp, "wb") as f:
         pickle.dump(entries, f, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, path)
+    state = _file_state(path)
+    if state is not None:
+        _LOADED[path] = (state, dict(entries))
 
 
 # --- evaluation ------------------------------------------------------------
@@ -245,7 +275,8 @@ def _verdict(task_id: str, db_id: str, sql: str, difficulty: str | None, gold: _
 
 def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 30.0, workers: int = 2,
              *, suspect_ids: Iterable[str] = (), use_cache: bool = True, progress: bool = False,
-             label: str = "", grace: float = 2.0, cache_root: str | os.PathLike | None = None) -> EvalReport:
+             label: str = "", grace: float = 2.0, cache_root: str | os.PathLike | None = None,
+             pool: QueryPool | None = None) -> EvalReport:
     """Execute every prediction and its gold; give each question a verdict.
 
     Args:
@@ -261,6 +292,8 @@ def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 
         label: what to call the predictions in reports (default: "predictions").
         grace: seconds past ``timeout`` before a worker is killed.
         cache_root: folder of the gold cache (default ``<cache>/gold``).
+        pool: an open :class:`QueryPool` to run on (several files, one start-up of the
+            workers); its ``timeout`` and ``grace`` then apply. Default: a pool for this call.
 
     Returns:
         The report, results in dataset order.
@@ -270,13 +303,17 @@ def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 
     cache = _load_cache(cache_path) if use_cache else {}
     golds: dict[str, _Gold] = {}
     gold_keys: dict[str, str] = {}
+    identities: dict[str, str] = {}  # database identity, once per database
     queries: list[Query] = []
     owners: list[tuple[str, str]] = []  # (kind, question_id) per query
     for task in dataset:
         db = dataset.db_path(task.db_id)
         if db is None:
             continue
-        key = _gold_key(task.gold or "", db, timeout)
+        identity = identities.get(task.db_id)
+        if identity is None:
+            identity = identities[task.db_id] = _db_identity(db)
+        key = _gold_key(task.gold or "", identity, timeout)
         gold_keys[task.question_id] = key
         if key in cache:
             golds[task.question_id] = cache[key]
@@ -289,7 +326,10 @@ def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 
 
     bar = tqdm(total=len(queries), desc=f"eval {label or dataset.name}", unit="q", disable=not progress,
                file=sys.stderr, leave=False)
-    pool = QueryPool(workers=workers, timeout=timeout, grace=grace)
+    if pool is None:
+        pool = QueryPool(workers=workers, timeout=timeout, grace=grace)
+    elif pool.timeout != timeout:
+        raise ValueError(f"the pool's timeout ({pool.timeout:g}s) differs from timeout={timeout:g}")
     try:
         outcomes = pool.run(queries, on_done=lambda i, o: bar.update(1))
     finally:

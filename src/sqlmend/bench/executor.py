@@ -181,6 +181,10 @@ class QueryPool:
     out in batches, two per worker at a time; workers answer a batch at a time and
     publish the query they are on in shared memory, which the parent watches.
 
+    Used as a context manager, the workers are started once and serve every
+    :meth:`run` until the block ends (several prediction files, one start-up);
+    otherwise each :meth:`run` starts and stops its own.
+
     Args:
         workers: number of worker processes (at least 1).
         timeout: per-query time limit in seconds, given to the db layer.
@@ -203,6 +207,24 @@ class QueryPool:
         self.flush_every = flush_every
         self.killed = 0  # workers killed for overrunning, over the pool's life
         self._ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        self._pool: list[_Worker] = []  # running workers while open
+
+    def _spawn(self) -> _Worker:
+        return _Worker(self._ctx, self.timeout, self.flush_every)
+
+    def __enter__(self) -> "QueryPool":
+        self.close()
+        self._pool = [self._spawn() for _ in range(self.workers)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers (those still busy are killed); safe to call twice."""
+        pool, self._pool = self._pool, []
+        for w in pool:
+            w.stop(kill=bool(w.inflight))
 
     def run(self, queries: Sequence[Query],
             on_done: Callable[[int, Outcome], None] | None = None) -> list[Outcome]:
@@ -223,8 +245,8 @@ class QueryPool:
         for q in queries:
             first_seen.setdefault(q.db, len(first_seen))
         pending: deque[int] = deque(sorted(range(len(queries)), key=lambda k: first_seen[queries[k].db]))
-        pool = [_Worker(self._ctx, self.timeout, self.flush_every)
-                for _ in range(min(self.workers, len(queries)))]
+        own = not self._pool  # not opened as a context: workers for this run only
+        pool = self._pool if not own else [self._spawn() for _ in range(min(self.workers, len(queries)))]
         limit = self.timeout + self.grace
         remaining = len(queries)
 
@@ -250,7 +272,7 @@ class QueryPool:
             finish(victim, outcome)
             pending.extendleft(reversed(list(w.inflight)))  # finished-but-unreported ones run again
             w.stop(kill=True)
-            pool[i] = _Worker(self._ctx, self.timeout, self.flush_every)
+            pool[i] = self._spawn()
 
         try:
             while remaining:
@@ -289,7 +311,12 @@ class QueryPool:
                         self.killed += 1
                         replace(i, Outcome("timeout", error=f"killed after {limit:g}s (limit {self.timeout:g}s)",
                                            elapsed=time.monotonic() - started), key)
+        except BaseException:
+            if not own:
+                self.close()  # busy workers hold stale batches: start afresh next time
+            raise
         finally:
-            for w in pool:
-                w.stop(kill=bool(w.inflight))
+            if own:
+                for w in pool:
+                    w.stop(kill=bool(w.inflight))
         return results  # type: ignore[return-value]

@@ -53,9 +53,11 @@ def same_ordered(pred: Sequence[tuple], gold: Sequence[tuple], ordered: bool) ->
     Returns:
         True when equal under the rule.
     """
-    if ordered:
-        return list(pred) == list(gold)
-    return Counter(pred) == Counter(gold)
+    if len(pred) != len(gold):
+        return False
+    if list(pred) == list(gold):  # equal lists: equal multisets too
+        return True
+    return not ordered and Counter(pred) == Counter(gold)
 
 
 def gold_orders(sql: str) -> bool:

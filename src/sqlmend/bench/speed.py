@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from sqlmend.bench.datasets import Dataset
-from sqlmend.bench.evaluate import evaluate
-from sqlmend.bench.executor import Query, run_query
+from sqlmend.bench.evaluate import evaluate, forget_loaded_caches
+from sqlmend.bench.executor import Query, QueryPool, run_query
 from sqlmend.bench.predictions import load_predictions
 
 
@@ -117,6 +117,10 @@ def time_evaluation(dataset: Dataset, files: Sequence[str | Path], timeout: floa
                     workers: int = 2, plain: bool = True) -> SpeedResult:
     """Time evaluating several prediction files: gold cache cold, then warm, then the plain loop.
 
+    Each phase evaluates the files one after another on one pool of workers, started
+    inside the timed span; the warm phase starts new workers and reads the gold cache
+    from disk, so nothing but the cache file carries over from the cold phase.
+
     Args:
         dataset: the dataset the files answer.
         files: prediction files.
@@ -132,11 +136,14 @@ def time_evaluation(dataset: Dataset, files: Sequence[str | Path], timeout: floa
     res = SpeedResult(files=list(preds), predictions=executable * len(preds))
     with tempfile.TemporaryDirectory(prefix="sqlmend-gold-") as cache:
         for way in ("cold", "warm"):
+            # each phase from scratch: fresh workers (no verdicts remembered), the gold cache read from disk
+            forget_loaded_caches()
             res.counts[way] = {}
             start = time.perf_counter()
-            for name, p in preds.items():
-                report = evaluate(dataset, p, timeout=timeout, workers=workers, label=name, cache_root=cache)
-                res.counts[way][name] = report.summary().correct
+            with QueryPool(workers=workers, timeout=timeout) as pool:
+                for name, p in preds.items():
+                    report = evaluate(dataset, p, timeout=timeout, label=name, cache_root=cache, pool=pool)
+                    res.counts[way][name] = report.summary().correct
             setattr(res, way, time.perf_counter() - start)
     if plain:
         res.counts["plain"] = {}

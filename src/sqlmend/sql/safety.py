@@ -29,6 +29,7 @@ before its first run.
 from __future__ import annotations
 
 import logging
+import threading
 from functools import lru_cache
 
 import sqlglot
@@ -135,9 +136,21 @@ def _refusal(sql: str, read: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
-def _dialect(read: str) -> sqlglot.Dialect:
-    return sqlglot.Dialect.get_or_raise(read)
+_local = threading.local()
+
+
+def _parse(sql: str, read: str) -> list:
+    """``sqlglot.parse(sql, read=read)``, on a tokenizer and parser kept per thread and dialect
+    (both reset themselves on every call; building them costs as much as tokenizing a query)."""
+    tools = getattr(_local, "tools", None)
+    if tools is None:
+        tools = _local.tools = {}
+    pair = tools.get(read)
+    if pair is None:
+        dialect = sqlglot.Dialect.get_or_raise(read)
+        pair = tools[read] = (dialect.tokenizer(), dialect.parser())
+    tokenizer, parser = pair
+    return parser.parse(tokenizer.tokenize(sql), sql)
 
 
 def _judge(sql: str, read: str) -> None:
@@ -145,7 +158,7 @@ def _judge(sql: str, read: str) -> None:
     # clear every logger's level cache on each call)
     disabled, _log.disabled = _log.disabled, True
     try:
-        statements = [s for s in _dialect(read).parse(sql) if s is not None]
+        statements = [s for s in _parse(sql, read) if s is not None]
     except (ParseError, TokenError):
         _check_unparsed(sql, read)
         return
