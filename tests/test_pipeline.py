@@ -157,9 +157,9 @@ def test_end_to_end_with_the_embedded_smollm2_behind_http():
     from sqlmend.llm.local import TransformersBackend
 
     with ServerThread(create_app(chat=TransformersBackend())) as server:
-        cfg = PipelineConfig()
-        llm = _loopback_config(server.url, ("default",))  # every model stage, the detector too
-        pipe = Pipeline(cfg, resolve=make_resolver(cfg, llm_config=llm))
+        # short answers: SmolLM2 on a shared CPU generates about 2 s per token
+        cfg = PipelineConfig(options={"refine": {"max_tokens": 48}})
+        pipe = Pipeline(cfg, resolve=make_resolver(cfg, llm_config=_loopback_config(server.url)))
         c = pipe.correct(task("w", WORLD, "world_1", "Official English-speaking countries?"))
     refine = next(s for s in c.stages if s.stage == "refine")
     assert refine.status in ("ran", "failed") and refine.calls >= 1
