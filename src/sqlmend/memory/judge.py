@@ -4,9 +4,10 @@
 support that s_val implements the required behavior while s^{¬g} conflicts
 with it." Two judges:
 
-* :func:`judge_mechanical` - no model. It accepts only the four kinds whose
-  facts decide by themselves (:data:`~sqlmend.memory.items.MECHANICAL_KINDS`):
-  a literal bound to a value not stored vs one that is; a column substitution
+* :func:`judge_mechanical` - no model. It accepts only the kinds whose facts
+  decide by themselves (:data:`~sqlmend.memory.items.MECHANICAL_KINDS`): literals
+  rebound from values no row stores to values rows store; a literal compared with
+  a column that does not store it moved to one that does; a column substitution
   whose new column the question names; a DISTINCT removing duplicate rows; a
   join condition turned into a foreign-key pairing.
 * :func:`judge_model` - a model reads the question, the pair and the facts,
