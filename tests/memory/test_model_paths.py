@@ -66,3 +66,17 @@ def test_stage_with_model_activates_and_adapts_a_general_item(tmp_path, concert_
     trace = MemoryStage(tmp_path).run(ctx)
     assert trace.detail["how"] == "model" and trace.verdict.accepted and trace.candidate == rewrite
     assert trace.calls == 2
+
+
+def test_build_with_a_model_asks_it_only_about_general_groups(concert_db):
+    """Dev #6 (CodeS-1B): the column fix is decided by its facts, only the join removal goes to the judge."""
+    from sqlmend.memory.build import BuildReport, build_items
+    from test_end_to_end import CASE
+
+    reject = {"accept": False, "reason": "the join does not change what is asked"}
+    backend = ReplayBackend.scripted([json.dumps(reject)])
+    report = BuildReport()
+    items = build_items(concert_db, CASE, backend=backend, report=report, db_id="concert_singer")
+    assert [i.kind for i in items] == ["column_substitution"] and items[0].support.judged_by == "mechanical"
+    assert report.usage.chat == 1 and len(backend.history) == 1 and "JOIN" in str(backend.history[0])
+    assert report.rejected["judge"] == 1

@@ -89,7 +89,8 @@ def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = No
         db: the open database of the correction.
         case: the historical correction.
         schema: the database schema (``db.schema()`` when None).
-        backend: the judge's model backend; None: the mechanical judge.
+        backend: the judge's model backend for general groups (mechanical kinds are
+            always decided by their facts); None: mechanical items only.
         recovery_backend: the model proposing repairs (§3.2.1); None: direct recovery only.
         decompose: False keeps the whole difference as one unit (ablation, §4.4).
         budget: model rounds for repair recovery.
@@ -128,10 +129,10 @@ def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = No
             log(case.question_id, "isolation", iso.problem)
             continue
         facts = collect_evidence(db, iso, schema=schema)
-        if backend is not None:
+        # the facts decide a mechanical kind (either way); only a general group goes to the model
+        verdict = judge_mechanical(case.question, iso, facts, dialect)
+        if backend is not None and verdict.kind == "general":
             verdict = judge_model(backend, db, case.question, iso, facts, report.usage)
-        else:
-            verdict = judge_mechanical(case.question, iso, facts, dialect)
         if not verdict.accepted:
             report.rejected["judge"] += 1
             log(case.question_id, "judge", verdict.reason)
