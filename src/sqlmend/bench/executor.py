@@ -13,9 +13,10 @@ but unreported queries) is handed out again.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Callable, Sequence
@@ -102,6 +103,11 @@ def _worker_main(conn: Connection, slot, timeout: float, flush_every: float) -> 
     have passed since the last report (a progress bar keeps moving, and a kill loses
     little finished work).
     """
+    # what the worker inherited from its parent is never garbage: keep the collector off it
+    # (fewer pages copied on write, shorter collections among the rows the queries create);
+    # the parent may have paused the collector while it forked
+    gc.freeze()
+    gc.enable()
     dbs: OrderedDict[str, object] = OrderedDict()
     try:
         while True:
@@ -174,6 +180,51 @@ class _Worker:
         self.conn.close()
 
 
+class _Queues:
+    """Query indices waiting to run, one queue per worker.
+
+    Each database gets a home worker (databases dealt out largest first to the least
+    loaded worker), so that a database's queries, and the same SQL in several prediction
+    files, meet the same worker: one connection per database, and the read-only verdict
+    cache of :mod:`sqlmend.sql.safety` answers repeats. A worker whose queue is empty
+    takes from the end of the longest other queue. Batches shrink near the end so that
+    the workers finish together.
+    """
+
+    def __init__(self, queries: Sequence[Query], workers: int):
+        first_seen: dict[str, int] = {}
+        counts: Counter[str] = Counter()
+        for q in queries:
+            first_seen.setdefault(q.db, len(first_seen))
+            counts[q.db] += 1
+        load = [0] * workers
+        home: dict[str, int] = {}
+        for db in sorted(counts, key=lambda d: (-counts[d], d)):
+            home[db] = min(range(workers), key=lambda j: load[j])
+            load[home[db]] += counts[db]
+        self.queues: list[deque[int]] = [deque() for _ in range(workers)]
+        for k in sorted(range(len(queries)), key=lambda k: first_seen[queries[k].db]):
+            self.queues[home[queries[k].db]].append(k)
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self.queues)
+
+    def take(self, worker: int, batch: int) -> list[int]:
+        """The next batch for ``worker`` (empty when nothing is left)."""
+        size = min(batch, max(1, -(-len(self) // (2 * len(self.queues)))))
+        own = self.queues[worker]
+        if own:
+            return [own.popleft() for _ in range(min(size, len(own)))]
+        donor = max(self.queues, key=len)
+        chunk = [donor.pop() for _ in range(min(size, len(donor)))]
+        chunk.reverse()
+        return chunk
+
+    def give_back(self, worker: int, keys: list[int]) -> None:
+        """Put ``keys`` back at the front of ``worker``'s queue, in order."""
+        self.queues[worker].extendleft(reversed(keys))
+
+
 class QueryPool:
     """Worker processes that run queries with a hard per-query time limit.
 
@@ -240,13 +291,9 @@ class QueryPool:
         results: list[Outcome | None] = [None] * len(queries)
         if not queries:
             return []
-        # one database after another (stable: input order within a database)
-        first_seen: dict[str, int] = {}
-        for q in queries:
-            first_seen.setdefault(q.db, len(first_seen))
-        pending: deque[int] = deque(sorted(range(len(queries)), key=lambda k: first_seen[queries[k].db]))
         own = not self._pool  # not opened as a context: workers for this run only
         pool = self._pool if not own else [self._spawn() for _ in range(min(self.workers, len(queries)))]
+        pending = _Queues(queries, len(pool))
         limit = self.timeout + self.grace
         remaining = len(queries)
 
@@ -270,16 +317,17 @@ class QueryPool:
             victim = key if key is not None else next(iter(w.inflight))
             del w.inflight[victim]
             finish(victim, outcome)
-            pending.extendleft(reversed(list(w.inflight)))  # finished-but-unreported ones run again
+            pending.give_back(i, list(w.inflight))  # finished-but-unreported ones run again
             w.stop(kill=True)
             pool[i] = self._spawn()
 
         try:
             while remaining:
-                for w in pool:
-                    while pending and len(w.chunk_ends) < 2:  # two batches each: no idle round trip
-                        size = min(self.batch, max(1, -(-len(pending) // (2 * len(pool)))))
-                        chunk = [pending.popleft() for _ in range(min(size, len(pending)))]
+                for i, w in enumerate(pool):
+                    while len(w.chunk_ends) < 2:  # two batches each: no idle round trip
+                        chunk = pending.take(i, self.batch)
+                        if not chunk:
+                            break
                         w.send([(k, queries[k]) for k in chunk])
                 busy = [w for w in pool if w.inflight]
                 now = time.monotonic()

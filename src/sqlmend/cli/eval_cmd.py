@@ -146,12 +146,15 @@ def bench_eval_command(
     timeout: float = typer.Option(30.0, "--timeout", help="Per-query time limit in seconds."),
     workers: int = typer.Option(2, "--workers", "-j", min=1, help="Worker processes."),
     plain: bool = typer.Option(True, "--plain/--no-plain", help="Also time a single-process sqlite3 loop."),
+    repeat: int = typer.Option(1, "--repeat", "-r", min=1,
+                               help="Runs of each way, taking turns; the best run of each is reported."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write timings and counts as JSON."),
 ) -> None:
     """Time the evaluator on prediction files: gold cache cold, warm, and single-process loops.
 
     The loops run gold and prediction per question with the same time limit, one through plain
     sqlite3, one through sqlmend.db; every way's correct counts are printed, so they check each other.
+    Wall-clock seconds are printed with the CPU seconds (worker processes included) of the same run.
     """
     from sqlmend.paths import data_root as find_data_root
 
@@ -162,19 +165,19 @@ def bench_eval_command(
             files = sorted(folder.glob("*.sql"))
             if not files:
                 raise DatasetError(f"no prediction files in {folder}")
-        res = time_evaluation(ds, files, timeout=timeout, workers=workers, plain=plain)
+        res = time_evaluation(ds, files, timeout=timeout, workers=workers, plain=plain, repeat=repeat)
     except (DatasetError, ConfigError) as e:
         _fail(e)
         return
     lines = [f"{len(res.files)} files, {res.predictions} predictions, {dataset}, timeout {timeout:g}s, "
-             f"{workers} workers", "",
-             "| way | seconds | correct per file |", "| --- | --- | --- |"]
+             f"{workers} workers, best of {res.repeat}", "",
+             "| way | seconds | CPU seconds | correct per file |", "| --- | --- | --- | --- |"]
     ways = {"cold": "evaluator, gold cache cold", "warm": "evaluator, gold cache warm",
             "plain": "one process, plain sqlite3", "plain_db": "one process, sqlmend.db"}
     for way, what in ways.items():
         if way in res.counts:
             counts = ", ".join(f"{n}: {c}" for n, c in res.counts[way].items())
-            lines.append(f"| {way} ({what}) | {getattr(res, way):.2f} | {counts} |")
+            lines.append(f"| {way} ({what}) | {getattr(res, way):.2f} | {res.cpu[way]:.2f} | {counts} |")
     if plain:
         lines += ["", f"cold / plain sqlite3 = {res.cold / res.plain:.2f}x; warm / plain sqlite3 = "
                       f"{res.warm / res.plain:.2f}x; one-process sqlmend.db / plain sqlite3 = "

@@ -126,6 +126,11 @@ def check_read_only(sql: str, dialect: str = "sqlite") -> None:
 VERDICT_CACHE_SIZE = 4096
 
 
+def forget_verdicts() -> None:
+    """Empty the in-memory cache of read-only verdicts (benchmarks that must start cold)."""
+    _refusal.cache_clear()
+
+
 @lru_cache(maxsize=VERDICT_CACHE_SIZE)
 def _refusal(sql: str, read: str) -> str | None:
     """The reason ``sql`` is refused in dialect ``read``, or None when it is one read-only query."""
