@@ -65,6 +65,7 @@ def test_bench_eval_on_one_file(app, pred_dir):
     res = runner.invoke(app, ["bench", "eval", str(pred_dir / "din-sql_gpt-4.sql")])
     assert res.exit_code == 0, res.output
     assert "| cold (" in res.output and "| plain (" in res.output and "| plain_db (" in res.output
+    assert "| way | seconds | CPU seconds |" in res.output and "best of 1" in res.output
     assert res.output.count("din-sql_gpt-4.sql: 791") == 4
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from sqlmend.bench import Dataset, evaluate, load_dataset, load_predictions
-from sqlmend.bench.evaluate import EvalReport
+from sqlmend.bench.evaluate import EvalReport, forget_loaded_caches
+from sqlmend.bench.executor import QueryPool
 from sqlmend.types import Task
 
 from .conftest import PRED_FILES
@@ -75,10 +78,18 @@ def test_gold_against_itself_is_all_correct(spider_dev, gold_cache):
     assert {r.db_id for r in report.results if not r.scored} == {"wta_1"}
 
 
+@pytest.fixture(scope="module")
+def shared_pool():
+    """One pool of workers for several files, as ``sqlmend bench eval`` runs them."""
+    with QueryPool(workers=2, timeout=30.0) as pool:
+        yield pool
+
+
 @pytest.mark.parametrize("name, correct", PRED_FILES.items())
-def test_shared_prediction_files_give_the_published_counts(spider_dev, pred_dir, gold_cache, name, correct):
+def test_shared_prediction_files_give_the_published_counts(spider_dev, pred_dir, gold_cache, shared_pool,
+                                                           name, correct):
     report = evaluate(spider_dev, load_predictions(pred_dir / name, spider_dev), cache_root=gold_cache,
-                      label=name)
+                      label=name, pool=shared_pool)
     s = report.summary()
     assert (s.n, s.excluded, s.correct) == (972, 62, correct)
     assert s.correct_ordered <= s.correct
@@ -96,6 +107,23 @@ def test_gold_cache_is_used_and_keyed_by_sql(handmade, tmp_path):
                       db_root=ds.db_root)
     third = evaluate(changed, {"0": "SELECT 2"}, timeout=1.0, cache_root=tmp_path)
     assert third.gold_cached == 0 and third.result("0").verdict == "correct"
+
+
+def test_a_pool_with_another_time_limit_is_refused(handmade, tmp_path):
+    ds, preds = handmade
+    with QueryPool(workers=1, timeout=5.0) as pool, pytest.raises(ValueError, match="timeout"):
+        evaluate(ds, preds, timeout=1.0, cache_root=tmp_path, pool=pool)
+
+
+def test_gold_cache_rewritten_on_disk_is_read_again(handmade, tmp_path):
+    ds, preds = handmade
+    evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
+    assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == len(HANDMADE)
+    (cache_file,) = tmp_path.glob("*.pkl")
+    cache_file.write_bytes(pickle.dumps({}))  # another process emptied it
+    assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == 0
+    forget_loaded_caches()
+    assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == len(HANDMADE)
 
 
 @pytest.mark.slow

@@ -344,6 +344,7 @@ class QueryPool:
                             receive(w)
                     except (EOFError, OSError):
                         key, _ = w.running()
+                        w.proc.join(timeout=1.0)  # for its exit code
                         replace(i, Outcome("error", error=f"worker process died (exit code {w.proc.exitcode})"),
                                 key)
                         continue
