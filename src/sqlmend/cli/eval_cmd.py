@@ -12,6 +12,7 @@ from sqlmend.bench import (Dataset, compare, eval_markdown, evaluate, load_datas
                            paired_markdown, read_tasks, write_json, write_markdown, write_predictions,
                            write_tasks)
 from sqlmend.bench.datasets import TASK_FORMATS
+from sqlmend.bench.executor import QueryPool
 from sqlmend.bench.predictions import PRED_FORMATS
 from sqlmend.bench.speed import time_evaluation
 from sqlmend.errors import ConfigError, DatasetError
@@ -88,10 +89,11 @@ def eval_command(
         ds = _load(dataset, data_root, db_root)
         suspect_ids = read_suspects(suspects) if suspects else []
         reports = []
-        for path in [pred] + ([against] if against else []):
-            predictions = load_predictions(path, ds, pred_format)
-            reports.append(evaluate(ds, predictions, timeout=timeout, workers=workers, suspect_ids=suspect_ids,
-                                    use_cache=not no_cache, progress=not quiet, label=path.name))
+        with QueryPool(workers=workers, timeout=timeout) as pool:  # one start-up for both files
+            for path in [pred] + ([against] if against else []):
+                predictions = load_predictions(path, ds, pred_format)
+                reports.append(evaluate(ds, predictions, timeout=timeout, suspect_ids=suspect_ids,
+                                        use_cache=not no_cache, progress=not quiet, label=path.name, pool=pool))
     except (DatasetError, ConfigError) as e:
         _fail(e)
         return
