@@ -25,6 +25,13 @@ def _fail(error: Exception) -> None:
     raise typer.Exit(2)
 
 
+def _threads(n: int) -> None:
+    """Set torch's CPU threads (oversubscribed threads make a busy machine many times slower)."""
+    import torch
+
+    torch.set_num_threads(max(1, n))
+
+
 def default_detector_dir() -> Path:
     """Where ``train-detector`` writes and ``detect`` reads the detector by default."""
     from sqlmend.detect.stage import default_dir
@@ -154,6 +161,7 @@ def detect(
     mode: str = typer.Option("one_pass", help="one_pass (calibrated threshold) | decode (constrained decoding)."),
     static: bool = typer.Option(False, help="Also run the static rules."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write JSONL results here (default: stdout)."),
+    threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
 ) -> None:
     """Detect the error types of SQL with the trained error-token model (per-query types with scores)."""
     from sqlmend.bench import read_tasks
@@ -161,6 +169,7 @@ def detect(
     from sqlmend.detect.detector import ErrorTokenDetector
 
     folder = detector_dir or default_detector_dir()
+    _threads(threads)
     try:
         if tasks is not None:
             task_list, _ = read_tasks(tasks)
@@ -199,6 +208,7 @@ def bench_detect(
     static: bool = typer.Option(True, help="Also score the static rules and static-then-model."),
     data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
     out: Optional[Path] = typer.Option(None, "--json", help="Write all figures and per-item results as JSON."),
+    threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
 ) -> None:
     """D-Precision/Recall/Accuracy/F1 of the detector on Spider-dev predictions vs execution correctness."""
     from sqlmend import rules
@@ -209,6 +219,7 @@ def bench_detect(
     from sqlmend.detect.detector import ErrorTokenDetector
     from sqlmend.paths import data_root as find_root
 
+    _threads(threads)
     try:
         ds = load_dataset("spider-dev", data_root=data_root)
         files = predictions or sorted((find_root(data_root) / "predictions" / "spider-dev").glob("*.sql"))
