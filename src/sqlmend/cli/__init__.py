@@ -63,13 +63,7 @@ def _root(
 
 
 for _name in COMMAND_MODULES:
-    try:
-        _module = importlib.import_module(_name)
-    except ModuleNotFoundError as _exc:
-        if _exc.name != _name:  # a real import error inside the module: show it
-            raise
-        continue  # a command module listed but not written yet
-    _module.register(app)
+    importlib.import_module(_name).register(app)
 
 
 def main() -> None:
