@@ -125,6 +125,9 @@ def test_model_concurrency_and_garbage_answers(tmp_path):
         assert refine.status == "ran" and refine.calls == 2 and not c.changed
         assert "not valid JSON" in refine.note
     assert summarize(out).calls == 6
+    # the garbage answers' tokens count too (the StructuredOutputError carries them)
+    assert all(next(s for s in c.stages if s.stage == "refine").tokens_out > 0 for c in out)
+    assert summarize(out).tokens_per_query > 0
 
 
 def _loopback_config(url: str, stages: tuple[str, ...] = REFINE_STAGES) -> LLMConfig:

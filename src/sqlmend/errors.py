@@ -96,11 +96,19 @@ class ModelTimeout(ModelError):
 
 
 class StructuredOutputError(ModelError):
-    """A model's answer did not match the requested schema, even after a retry."""
+    """A model's answer did not match the requested schema, even after a retry.
 
-    def __init__(self, message: str, raw: str = ""):
+    ``attempts``, ``tokens_in`` and ``tokens_out`` are what every attempt cost together
+    (the calls were made and paid for even though the answer is unusable).
+    """
+
+    def __init__(self, message: str, raw: str = "", attempts: int = 1, tokens_in: int = 0,
+                 tokens_out: int = 0):
         super().__init__(message)
         self.raw = raw
+        self.attempts = attempts
+        self.tokens_in = tokens_in
+        self.tokens_out = tokens_out
 
 
 class CassetteMiss(ModelError):

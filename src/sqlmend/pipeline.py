@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from sqlmend.errors import ConfigError, DatabaseNotFoundError, SqlmendError
+from sqlmend.errors import ConfigError, DatabaseNotFoundError, SqlmendError, StructuredOutputError
 from sqlmend.types import Correction, Finding, GuardVerdict, StageContext, StageTrace, Task
 
 #: Stage names in pipeline order. ``refine`` is filled by the chosen strategy.
@@ -254,6 +254,8 @@ def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
     except Exception as exc:  # one stage failing never stops the task
         kind = type(exc).__name__
         trace = StageTrace(stage=getattr(stage, "name", "?"), status="failed", note=f"{kind}: {exc}")
+        if isinstance(exc, StructuredOutputError):  # its calls were made: count them
+            trace.calls, trace.tokens_in, trace.tokens_out = exc.attempts, exc.tokens_in, exc.tokens_out
     if not trace.seconds:
         trace.seconds = round(time.perf_counter() - start, 4)
     return trace

@@ -43,6 +43,8 @@ def test_garbage_twice_is_a_typed_failure():
         backend.chat(MSG, schema=Fix)
     assert info.value.raw == "{not json"
     assert len(backend.history) == 2
+    # both calls were paid for: the error carries what they cost (scripted tokens: words)
+    assert info.value.attempts == 2 and info.value.tokens_out == 6 + 2 and info.value.tokens_in > 0
 
 
 def test_dict_schema():

@@ -80,3 +80,19 @@ def test_build_with_a_model_asks_it_only_about_general_groups(concert_db):
     assert [i.kind for i in items] == ["column_substitution"] and items[0].support.judged_by == "mechanical"
     assert report.usage.chat == 1 and len(backend.history) == 1 and "JOIN" in str(backend.history[0])
     assert report.rejected["judge"] == 1
+
+
+def test_a_garbage_answer_counts_both_calls_and_their_tokens():
+    """A model that answers garbage twice costs two chat calls and their tokens, and gives None."""
+    from pydantic import BaseModel
+
+    from sqlmend.memory.modelcall import ask
+
+    class Answer(BaseModel):
+        sql: str
+
+    backend = ReplayBackend.scripted(["no json here", "still none"])
+    usage = Usage()
+    assert ask(backend, "recover", Answer, usage, "recovery", question="?", schema="", wrong=WRONG,
+               reference=GOLD, feedback="") is None
+    assert usage.chat == 2 and usage.tokens_in > 0 and usage.tokens_out == 3 + 2

@@ -10,7 +10,7 @@ See ``docs/architecture.md`` (### sqlmend.llm) and ``docs/models.md``.
 
 from __future__ import annotations
 
-from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage, call_key
+from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage, call_key, spent
 from sqlmend.llm.calllog import CallLog, tagged
 from sqlmend.llm.config import (
     BUILTIN_ENDPOINTS,
@@ -26,5 +26,5 @@ from sqlmend.llm.replay import ReplayBackend
 __all__ = [
     "BUILTIN_ENDPOINTS", "STAGES", "Backend", "CallLog", "ChatOptions", "ChatResult", "LLMConfig",
     "Message", "ReplayBackend", "Usage", "call_key", "default_config", "register_kind", "resolve",
-    "set_default_config", "tagged",
+    "set_default_config", "spent", "tagged",
 ]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sqlmend.errors import ModelError
+from sqlmend.errors import ModelError, StructuredOutputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -120,6 +120,32 @@ class ChatResult:
         d = dict(d)
         d["usage"] = Usage(**d.get("usage") or {})
         return cls(**d)
+
+
+def spent(outcome: Any) -> tuple[int, int, int]:
+    """What a chat call cost: its calls and tokens, from its answer or its schema failure.
+
+    A :class:`~sqlmend.errors.StructuredOutputError` carries the attempts and tokens of
+    every call made before it was raised; an answer (a :class:`ChatResult`, or anything
+    with ``attempts`` and ``usage``) carries its own. Objects without them count one call
+    and no tokens.
+
+    Args:
+        outcome: the answer, or the StructuredOutputError raised instead of one.
+
+    Returns:
+        ``(calls, tokens_in, tokens_out)``.
+
+    >>> spent(ChatResult("{}", Usage(10, 3), attempts=2))
+    (2, 10, 3)
+    >>> spent(StructuredOutputError("bad", attempts=2, tokens_in=7, tokens_out=4))
+    (2, 7, 4)
+    """
+    if isinstance(outcome, StructuredOutputError):
+        return outcome.attempts, outcome.tokens_in, outcome.tokens_out
+    usage = getattr(outcome, "usage", None)
+    return (int(getattr(outcome, "attempts", 1) or 1), int(getattr(usage, "tokens_in", 0) or 0),
+            int(getattr(usage, "tokens_out", 0) or 0))
 
 
 def call_key(backend: str, model: str, kind: str, payload: dict[str, Any]) -> str:

@@ -144,7 +144,8 @@ def chat_structured(backend: "Backend", messages: list["Message"], options: "Cha
         The result with ``parsed`` set; ``attempts`` and ``usage`` cover both calls.
 
     Raises:
-        StructuredOutputError: the second answer did not match either.
+        StructuredOutputError: the second answer did not match either (it carries the
+            attempts and tokens of both calls).
     """
     js = json_schema_of(schema)
     msgs = with_instruction(messages, js)
@@ -169,4 +170,5 @@ def chat_structured(backend: "Backend", messages: list["Message"], options: "Cha
     except (ValueError, ValidationError) as exc:
         raise StructuredOutputError(
             f"{backend.name}: answer does not match the schema after one retry: {str(exc)[:300]}",
-            raw=second.text) from exc
+            raw=second.text, attempts=second.attempts, tokens_in=second.usage.tokens_in,
+            tokens_out=second.usage.tokens_out) from exc

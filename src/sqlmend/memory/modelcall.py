@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from sqlmend.errors import ModelError
+from sqlmend.errors import ModelError, StructuredOutputError
+from sqlmend.llm.base import spent
 
 #: Generation options of every memory call: deterministic (so that the llm cache answers a
 #: repeated call, e.g. the same offline build in two ablations) and bounded.
@@ -41,6 +42,17 @@ class Usage:
     @property
     def calls(self) -> int:
         return self.chat + self.embed
+
+    def charge(self, outcome: Any) -> None:
+        """Add the chat calls and tokens of an answer or of a StructuredOutputError.
+
+        Args:
+            outcome: what ``backend.chat`` returned or raised (see ``sqlmend.llm.base.spent``).
+        """
+        calls, tokens_in, tokens_out = spent(outcome)
+        self.chat += calls
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
 
 
 @cache
@@ -79,14 +91,15 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], usage: Usage, sta
     text = prompt(name).format(**{k: _jsonable(v) for k, v in fields.items()})
     system, _, user = text.partition("\n---\n")
     messages = [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
-    usage.chat += 1
     try:
         reply = backend.chat(messages, dict(OPTIONS), schema=answer_type, stage=stage)
-    except ModelError:
+    except StructuredOutputError as exc:  # garbage twice: both calls were paid for
+        usage.charge(exc)
         return None
-    used = getattr(reply, "usage", None)
-    usage.tokens_in += int(getattr(used, "tokens_in", 0) or 0)
-    usage.tokens_out += int(getattr(used, "tokens_out", 0) or 0)
+    except ModelError:
+        usage.chat += 1
+        return None
+    usage.charge(reply)
     parsed = reply if isinstance(reply, answer_type) else getattr(reply, "parsed", None)
     if isinstance(parsed, answer_type):
         return parsed

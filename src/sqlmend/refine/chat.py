@@ -13,6 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from sqlmend.errors import StructuredOutputError
+from sqlmend.llm.base import spent
+
 _FENCE = re.compile(r"```(?:sql|sqlite)?\s*(.*?)```", re.S | re.I)
 _START = re.compile(r"\b(SELECT|WITH)\b", re.I)
 
@@ -50,16 +53,23 @@ class CallBook:
         try:
             res = backend.chat(messages, {"temperature": 0.0, "max_tokens": max_tokens},
                                schema=schema, stage=stage)
+        except StructuredOutputError as exc:  # garbage twice: both calls were paid for
+            self._count(exc)
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            raise
         except Exception as exc:
             self.calls += 1 + int(schema is not None)  # a structured call retries once
             entry["error"] = f"{type(exc).__name__}: {exc}"
             raise
-        usage = getattr(res, "usage", None)
-        self.calls += int(getattr(res, "attempts", 1) or 1)
-        self.tokens_in += int(getattr(usage, "tokens_in", 0) or 0)
-        self.tokens_out += int(getattr(usage, "tokens_out", 0) or 0)
+        self._count(res)
         entry["answer"] = getattr(res, "text", "")
         return res
+
+    def _count(self, outcome: Any) -> None:
+        calls, tokens_in, tokens_out = spent(outcome)
+        self.calls += calls
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
 
     def charge(self, trace: Any) -> Any:
         """Copy the counts and prompts onto a ``StageTrace``; return it."""
