@@ -146,7 +146,18 @@ class Dataset:
 
 # --- reading ---------------------------------------------------------------
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """Read a JSON file.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        DatasetError: the file is missing or not valid JSON (naming the line).
+    """
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -194,6 +205,14 @@ def _need(item: Mapping[str, Any], keys: tuple[str, ...], where: str) -> Any:
     raise DatasetError(f"{where}: missing field {keys[0]!r}")
 
 
+def _task_items(path: Path, kind: str) -> list[tuple[int, Any, str]]:
+    """The items of a benchmark's JSON task list, each with its index and its place for errors."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: a {kind} file is a JSON list")
+    return [(i, item, f"{path} item {i}") for i, item in enumerate(data)]
+
+
 def read_spider(path: str | os.PathLike, *, with_hardness: bool = True) -> list[Task]:
     """Read Spider's ``dev.json`` / ``train_spider.json``.
 
@@ -207,13 +226,8 @@ def read_spider(path: str | os.PathLike, *, with_hardness: bool = True) -> list[
     Raises:
         DatasetError: the file is not a Spider task list.
     """
-    path = Path(path)
-    data = _read_json(path)
-    if not isinstance(data, list):
-        raise DatasetError(f"{path}: a Spider file is a JSON list")
     tasks = []
-    for i, item in enumerate(data):
-        where = f"{path} item {i}"
+    for i, item, where in _task_items(Path(path), "Spider"):
         gold = _need(item, ("query",), where)
         tasks.append(Task(question_id=str(i), db_id=_need(item, ("db_id",), where),
                           question=_need(item, ("question",), where), sql="", gold=gold,
@@ -233,13 +247,8 @@ def read_bird(path: str | os.PathLike) -> list[Task]:
     Raises:
         DatasetError: the file is not a BIRD task list.
     """
-    path = Path(path)
-    data = _read_json(path)
-    if not isinstance(data, list):
-        raise DatasetError(f"{path}: a BIRD file is a JSON list")
     tasks = []
-    for i, item in enumerate(data):
-        where = f"{path} item {i}"
+    for i, item, where in _task_items(Path(path), "BIRD"):
         tasks.append(Task(question_id=str(item.get("question_id", i)), db_id=_need(item, ("db_id",), where),
                           question=_need(item, ("question",), where), sql="",
                           evidence=item.get("evidence") or "", gold=_need(item, ("SQL", "sql"), where),
@@ -291,7 +300,7 @@ def read_nl2sql_bugs(path: str | os.PathLike) -> tuple[list[Task], dict[str, Lab
         DatasetError: an item lacks its SQL, database or label.
     """
     path = Path(path)
-    data = read_jsonl(path) if path.suffix == ".jsonl" else _read_json(path)
+    data = read_jsonl(path) if path.suffix == ".jsonl" else read_json(path)
     if not isinstance(data, list):
         raise DatasetError(f"{path}: an NL2SQL-Bugs file is a JSON list")
     tasks, labels = [], {}
@@ -350,7 +359,7 @@ def sniff_task_format(path: str | os.PathLike) -> str:
     path = Path(path)
     if path.suffix == ".jsonl":
         return "jsonl"
-    data = _read_json(path)
+    data = read_json(path)
     first = data[0] if isinstance(data, list) and data else None
     if not isinstance(first, dict):
         raise DatasetError(f"{path}: not a task file (expected a non-empty JSON list of objects)")

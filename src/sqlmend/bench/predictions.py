@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from sqlmend.bench.datasets import Dataset, read_jsonl, write_jsonl
+from sqlmend.bench.datasets import Dataset, read_json, read_jsonl, write_jsonl
 from sqlmend.errors import DatasetError
 
 PRED_FORMATS = ("spider", "bird", "jsonl")
@@ -97,12 +97,7 @@ def read_bird_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str
             db_id differs from the task's.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise DatasetError(f"{path}: a BIRD prediction file is a JSON object keyed by index")
     out: dict[str, str] = {}
