@@ -54,3 +54,26 @@ def test_bench_memory_on_one_database(tmp_path, data_dir, monkeypatch):
     assert row["items_by_kind"].get("predicate_column") == 1  # from dev #112 (see test_mechanical.py)
     assert "111" in row["fixed_ids"] and row["regressed"] == 0
     assert row["online_per_query"]["calls"] == 0 and row["call_log"]["offline"] == {}
+
+
+def test_correct_reads_the_memory_named_by_its_options(tmp_path, spider_db, monkeypatch):
+    """``--memory-store DIR`` and ``--memory-namespace NAME`` choose the memory, no env needed."""
+    for var in ("SQLMEND_MEMORY_STORE", "SQLMEND_MEMORY_NAMESPACE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SQLMEND_CACHE", str(tmp_path / "cache"))  # namespaces live under the cache
+    db = str(spider_db("concert_singer"))
+    add = ["memory", "add", "--db", db, "--question",
+           "Show the name and the release year of the song by the youngest singer.",
+           "--wrong", WRONG, "--corrected", GOLD, "--question-id", "6"]
+    assert runner.invoke(app, [*add, "--store", str(tmp_path / "mem")]).exit_code == 0
+    assert runner.invoke(app, [*add, "--namespace", "ns1"]).exit_code == 0
+    ask = ["correct", "--db", db, "--question", "What are the song names of singers older than 40?",
+           "--sql", "SELECT name FROM singer WHERE age > 40", "--stages", "memory,guard"]
+    fixed = "corrected: SELECT song_name FROM singer WHERE age > 40"
+    for flags in (["--memory-store", str(tmp_path / "mem")], ["--memory-namespace", "ns1"]):
+        out = runner.invoke(app, [*ask, *flags])
+        assert out.exit_code == 0 and fixed in out.output, (flags, out.output)
+    for flags in ([], ["--memory-namespace", "other"], ["--memory-store", str(tmp_path / "empty")]):
+        out = runner.invoke(app, [*ask, *flags])
+        assert out.exit_code == 0 and "unchanged: SELECT name FROM singer" in out.output, (flags, out.output)
+        assert "no repair memory for database concert_singer" in out.output

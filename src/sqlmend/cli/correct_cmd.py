@@ -70,6 +70,26 @@ def _config(strategy: str, stages: str | None, models: list[str] | None, workers
         raise typer.BadParameter(str(exc)) from None
 
 
+def with_memory(config: PipelineConfig, store: Path | None = None,
+                namespace: str | None = None) -> PipelineConfig:
+    """Point the memory stage at a repair memory (``options["memory"]``: ``store``, ``namespace``).
+
+    Args:
+        config: the run's configuration.
+        store: the memory folder (``--memory-store``), or None.
+        namespace: the memory namespace (``--memory-namespace``), or None.
+
+    Returns:
+        ``config`` itself when both are None, else a copy with the memory options set
+        (over any ``--option memory.store=...``).
+    """
+    memory = {k: v for k, v in (("store", str(store) if store else None), ("namespace", namespace)) if v}
+    if not memory:
+        return config
+    options = {**config.options, "memory": {**config.options.get("memory", {}), **memory}}
+    return config.model_copy(update={"options": options})
+
+
 def select(tasks: list[Task], limit: int | None = None, sample: int | None = None,
            seed: int = 0) -> list[Task]:
     """Choose the tasks to run: a seeded random sample (kept in dataset order) or the first N.
@@ -164,6 +184,13 @@ def correct(
     model_concurrency: int = typer.Option(1, help="model calls in flight at once"),
     timeout: float = typer.Option(30.0, help="seconds per SQL execution"),
     data_root: str = typer.Option(None, help="folder holding spider/ (default: found automatically)"),
+    memory_store: Path = typer.Option(None, "--memory-store", metavar="DIR",
+                                      help="repair memory folder for the memory stage, as written by "
+                                           "`sqlmend memory add/build --store` (wins over --memory-namespace; "
+                                           "env SQLMEND_MEMORY_STORE)"),
+    memory_namespace: str = typer.Option(None, "--memory-namespace", metavar="NAME",
+                                         help="repair memory namespace under the cache folder (default "
+                                              "'default'; env SQLMEND_MEMORY_NAMESPACE)"),
     quiet: bool = typer.Option(False, help="no progress bar"),
 ) -> None:
     """Correct the SQL of a prediction file, or one query.
@@ -178,7 +205,8 @@ def correct(
 
       sqlmend correct --db concert_singer.sqlite --question "Oldest singer?" --sql "SELECT ..."
     """
-    config = _config(strategy, stages, model, workers, model_concurrency, timeout, option)
+    config = with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option),
+                         memory_store, memory_namespace)
     if sql is not None:
         if not db or question is None:
             raise typer.BadParameter("a single query needs --db, --question and --sql")
