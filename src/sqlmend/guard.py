@@ -27,8 +27,8 @@ from typing import Any
 
 from sqlmend import sql
 from sqlmend.errors import QueryError, QueryTimeout, ReadOnlyViolation, SqlError
-from sqlmend.sql.safety import check_read_only
 from sqlmend.types import ExecResult, GuardVerdict
+
 
 def _squash(text: str) -> str:
     return " ".join(text.split()).rstrip(";").strip()
@@ -44,23 +44,20 @@ def read_only_problem(text: str, dialect: str = "sqlite") -> str | None:
     Returns:
         ``None`` for a single read-only query, else a short reason.
     """
+    return _read_only_tree(text, dialect)[1]
+
+
+def _read_only_tree(text: str, dialect: str) -> tuple[Any, str | None]:
+    """Parse ``text`` once: ``(tree, None)`` for one read-only query, else ``(None, reason)``."""
     try:
-        sql.parse(text, dialect=dialect)  # refuses several statements
+        tree = sql.parse(text, dialect=dialect)  # refuses several statements
     except SqlError as exc:
-        return f"does not parse as one statement: {exc}"
+        return None, f"does not parse as one statement: {exc}"
     try:
-        check_read_only(text, dialect)
+        sql.check_read_only_tree(tree)
     except ReadOnlyViolation as exc:
-        return f"is not a read-only SELECT/WITH query: {exc}"
-    return None
-
-
-def _is_ordered(text: str, dialect: str) -> bool:
-    try:
-        tree = sql.parse(text, dialect=dialect)
-    except SqlError:
-        return False
-    return tree.args.get("order") is not None
+        return None, f"is not a read-only SELECT/WITH query: {exc}"
+    return tree, None
 
 
 def _canon(value: Any) -> Any:
@@ -131,7 +128,7 @@ def validate(
     if _squash(candidate_sql) == _squash(original_sql):
         return reject("candidate identical to input")
     dialect = getattr(db, "dialect", "sqlite")
-    problem = read_only_problem(candidate_sql, dialect)
+    tree, problem = _read_only_tree(candidate_sql, dialect)
     if problem:
         return reject(f"candidate {problem}")
     try:
@@ -153,6 +150,6 @@ def validate(
     if original_result is None:
         return GuardVerdict(True, f"accepted: input failed ({original_error}), candidate executes",
                             candidate_sql)
-    if same_result(original_result, cand, ordered=_is_ordered(candidate_sql, dialect)):
+    if same_result(original_result, cand, ordered=tree.args.get("order") is not None):
         return reject("result unchanged (no-op)")
     return GuardVerdict(True, "accepted: candidate executes and changes the result", candidate_sql)

@@ -16,7 +16,7 @@ from sqlmend.sql.features import Features, features
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render, transpile
-from sqlmend.sql.safety import check_read_only, is_read_only
+from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_only
 
-__all__ = ["Features", "ast", "check_read_only", "diff", "features", "is_read_only", "normalize", "parse",
+__all__ = ["Features", "ast", "check_read_only", "check_read_only_tree", "diff", "features", "is_read_only", "normalize", "parse",
            "render", "transpile"]

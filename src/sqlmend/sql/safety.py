@@ -21,8 +21,9 @@ like it fails in the engine); otherwise it is refused.
 
 The verdict is a pure function of the text and the dialect, so the last
 :data:`VERDICT_CACHE_SIZE` verdicts are kept in memory: a text checked twice on
-one path (the guard, then the database's ``execute``; a gold equal to its
-prediction) is parsed once. Every text is still judged on its parsed AST
+one path (a query run again; a gold equal to its prediction) is parsed once. A
+caller that has parsed the text already checks its tree with
+:func:`check_read_only_tree` (the guard does). Every text is still judged on its parsed AST
 before its first run.
 """
 
@@ -173,6 +174,22 @@ def _judge(sql: str, read: str) -> None:
         raise ReadOnlyViolation(
             f"expected one statement, found {len(statements)}" if statements else "no statement")
     _check_tree(statements[0])
+
+
+def check_read_only_tree(tree: exp.Expression) -> None:
+    """Refuse a parsed statement that is not a read-only SELECT/WITH query (no parsing).
+
+    For a caller that already holds the one statement of a text (``sqlmend.sql.parse``):
+    the same checks :func:`check_read_only` runs on the tree it parses.
+
+    Args:
+        tree: the statement's root node.
+
+    Raises:
+        ReadOnlyViolation: the root is not a query, or a node writes, changes the schema
+            or session, loads code or touches files.
+    """
+    _check_tree(tree)
 
 
 def is_read_only(sql: str, dialect: str = "sqlite") -> bool:
