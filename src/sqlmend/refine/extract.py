@@ -60,14 +60,6 @@ class Extract:
 # --- the AST side -----------------------------------------------------------
 
 
-def _conjuncts(cond: Any) -> list[Any]:
-    if isinstance(cond, ast.And):
-        return _conjuncts(cond.this) + _conjuncts(cond.expression)
-    if isinstance(cond, ast.Paren) and isinstance(cond.this, ast.And):
-        return _conjuncts(cond.this)
-    return [cond]
-
-
 def _select_nodes(q: Any, prefix: str, dialect: str) -> list[Node]:
     out: list[Node] = []
 
@@ -87,7 +79,7 @@ def _select_nodes(q: Any, prefix: str, dialect: str) -> list[Node]:
             add(f"joins[{i}].on", "joins", j.args["on"])
     where = q.args.get("where")
     if where is not None:
-        for i, c in enumerate(_conjuncts(where.this)):
+        for i, c in enumerate(sql.conjuncts(where.this)):
             add(f"where[{i}]", "where", c)
     group = q.args.get("group")
     if group is not None:

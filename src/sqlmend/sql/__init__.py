@@ -11,6 +11,7 @@ this layer uses these functions and :mod:`sqlmend.sql.ast` for node classes::
 from __future__ import annotations
 
 from sqlmend.sql import ast
+from sqlmend.sql.clauses import conjuncts
 from sqlmend.sql.diff import diff
 from sqlmend.sql.features import Features, features
 from sqlmend.sql.normalize import normalize
@@ -18,5 +19,5 @@ from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render, transpile
 from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_only
 
-__all__ = ["Features", "ast", "check_read_only", "check_read_only_tree", "diff", "features", "is_read_only", "normalize", "parse",
+__all__ = ["Features", "ast", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "features", "is_read_only", "normalize", "parse",
            "render", "transpile"]

@@ -38,3 +38,26 @@ def clause_of(node: exp.Expression) -> str:
             return _CLAUSE[child.arg_key]
         child, parent = parent, parent.parent
     return "other"
+
+
+def conjuncts(cond: exp.Expression) -> list[exp.Expression]:
+    """Split a condition into its top-level AND terms.
+
+    A parenthesized conjunction is split too; any other parenthesized term
+    (``(a OR b)``) stays whole. The nodes are those of the input tree.
+
+    Args:
+        cond: a condition (the ``this`` of a WHERE or HAVING, an ON, ...).
+
+    Returns:
+        The terms, left to right.
+
+    >>> from sqlmend.sql import parse
+    >>> [t.sql() for t in conjuncts(parse("SELECT 1 WHERE a = 1 AND (b = 2 AND (c OR d))").args["where"].this)]
+    ['a = 1', 'b = 2', '(c OR d)']
+    """
+    if isinstance(cond, exp.And):
+        return conjuncts(cond.this) + conjuncts(cond.expression)
+    if isinstance(cond, exp.Paren) and isinstance(cond.this, exp.And):
+        return conjuncts(cond.this)
+    return [cond]

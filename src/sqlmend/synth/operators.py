@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sqlmend import taxonomy
-from sqlmend.sql import ast
+from sqlmend.sql import ast, conjuncts
 from sqlmend.structure.canonical import is_string_like, scope_tables
 from sqlmend.types import Schema
 
@@ -301,7 +301,7 @@ def join_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
                 return False
         where = sel.args.get("where")
         if where is not None:
-            for pred in list(_conjuncts(where.this)):
+            for pred in list(conjuncts(where.this)):
                 if any((c.table or "").lower() == key for c in pred.find_all(ast.Column)):
                     _remove_conjunct(sel, pred)
         for other in sel.args.get("joins") or []:
@@ -375,17 +375,9 @@ def number_shift(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 # --- condition -----------------------------------------------------------------
 
 
-def _conjuncts(node: Tree) -> list[Tree]:
-    if isinstance(node, ast.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
-    if isinstance(node, ast.Paren):
-        return _conjuncts(node.this) if isinstance(node.this, ast.And) else [node]
-    return [node]
-
-
 def _remove_conjunct(sel: ast.Select, pred: Tree) -> None:
     where = sel.args.get("where")
-    parts = [p for p in _conjuncts(where.this) if p is not pred]
+    parts = [p for p in conjuncts(where.this) if p is not pred]
     if not parts:
         where.pop()
         return
@@ -400,7 +392,7 @@ def condition_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]
     """Remove one condition of a WHERE clause (the whole clause when it has one)."""
     def locate(t):
         return [(sel, p) for sel in _selects(t) if (w := sel.args.get("where")) is not None
-                for p in _conjuncts(w.this)]
+                for p in conjuncts(w.this)]
 
     def change(item, rng):
         _remove_conjunct(*item)
