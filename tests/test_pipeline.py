@@ -23,6 +23,7 @@ from sqlmend.pipeline import (
     read_checkpoint,
     summarize,
 )
+from sqlmend.paths import data_root
 from sqlmend.types import Task
 
 CASE = "SELECT Song_Name FROM singer WHERE Country = 'united states'"
@@ -35,7 +36,9 @@ WORLD_FIXED = WORLD.replace("IsOfficial = 1", "IsOfficial = 'T'")
 
 
 def task(qid: str, sql: str, db_id: str = "concert_singer", question: str = "?") -> Task:
-    return Task(question_id=qid, db_id=db_id, question=question, sql=sql)
+    """A task naming its database (a real Spider file; ``nope`` names one that does not exist)."""
+    db = data_root() / "spider" / "database" / db_id / f"{db_id}.sqlite"
+    return Task(question_id=qid, db_id=db_id, question=question, sql=sql, db=str(db))
 
 
 def statuses(c):
@@ -84,10 +87,11 @@ def test_advisory_finding_without_a_model_is_skipped_and_says_so():
 
 
 def test_per_item_errors_do_not_stop_the_batch(tmp_path):
-    tasks = [task("ok", CASE), task("nodb", GOOD, db_id="no_such_db"), task("empty", ""),
+    # "nodb" names only a db_id: found (here: not found) under the batch's database folder
+    tasks = [task("ok", CASE), Task("nodb", "no_such_db", "?", GOOD), task("empty", ""),
              task("garbled", "SELEC name FROM singer WHERE"), task("good", GOOD)]
     out = correct_batch(tasks, PipelineConfig(workers=2), checkpoint=tmp_path / "c.jsonl",
-                        progress=False)
+                        progress=False, db_root=data_root() / "spider" / "database")
     by = {c.question_id: c for c in out}
     assert [c.question_id for c in out] == [t.question_id for t in tasks]
     assert "not found" in by["nodb"].error and by["nodb"].sql == GOOD

@@ -14,31 +14,31 @@ CASE = "SELECT Song_Name FROM singer WHERE Country = 'united states'"
 FIXED = "SELECT Song_Name FROM singer WHERE Country = 'United States'"
 
 
-def client(**kw) -> TestClient:
+def client(data_dir, **kw) -> TestClient:
     # the recorded model answer is used only if the static rules leave the error to refinement
     model = ReplayBackend.scripted([json.dumps({"sql": FIXED, "addressed": ["value_error"]})])
     return TestClient(create_app(PipelineConfig(stages=["static", "refine", "guard"]),
                                  resolve=lambda stage: model if stage == "refiner" else None,
-                                 **kw))
+                                 db_root=str(data_dir / "spider" / "database"), **kw))
 
 
-def test_correct_returns_the_guarded_rewrite_and_its_trace():
-    r = client().post("/correct", json={"db_id": "concert_singer", "question": "songs?", "sql": CASE})
+def test_correct_returns_the_guarded_rewrite_and_its_trace(data_dir):
+    r = client(data_dir).post("/correct", json={"db_id": "concert_singer", "question": "songs?", "sql": CASE})
     assert r.status_code == 200
     body = r.json()
     assert body["changed"] and body["sql"] == FIXED
     assert [s["stage"] for s in body["stages"]] == ["static", "refine", "guard"]
 
 
-def test_check_reports_findings_without_rewriting():
-    body = client().post("/check", json={"db_id": "concert_singer", "question": "songs?",
+def test_check_reports_findings_without_rewriting(data_dir):
+    body = client(data_dir).post("/check", json={"db_id": "concert_singer", "question": "songs?",
                                          "sql": CASE}).json()
     assert body["wrong"] and body["findings"][0]["error_type"] == "value_error"
     assert [s["stage"] for s in body["stages"]] == ["static"]
 
 
-def test_bad_requests_are_clear():
-    c = client()
+def test_bad_requests_are_clear(data_dir):
+    c = client(data_dir)
     assert c.post("/correct", json={"question": "q", "sql": "SELECT 1"}).status_code == 400
     assert c.post("/correct", json={"db": "/tmp/x.sqlite", "question": "q", "sql": "SELECT 1"}).status_code == 400
     assert c.post("/correct", json={"db_id": "concert_singer"}).status_code == 422
@@ -46,5 +46,5 @@ def test_bad_requests_are_clear():
     assert "not found" in missing["error"] and missing["sql"] == "SELECT 1"
 
 
-def test_health_lists_the_stages():
-    assert client().get("/health").json()["stages"] == {"static": True, "refine": True, "guard": True}
+def test_health_lists_the_stages(data_dir):
+    assert client(data_dir).get("/health").json()["stages"] == {"static": True, "refine": True, "guard": True}

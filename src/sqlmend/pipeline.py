@@ -1,15 +1,16 @@
 """The correction pipeline: static → memory → detector → refinement → guard.
 
-``correct(task, config)`` runs the configured stages on one task and returns a
-:class:`~sqlmend.types.Correction`; :func:`correct_batch` runs many tasks in
-parallel (a concurrency limit for model calls, a progress bar, a JSONL
+``Pipeline(config).correct(task)`` runs the configured stages on one task and
+returns a :class:`~sqlmend.types.Correction`; :func:`correct_batch` runs many
+tasks in parallel (a concurrency limit for model calls, a progress bar, a JSONL
 checkpoint that a killed run resumes from, per-item errors recorded while the
 batch goes on) and :func:`summarize` totals calls, tokens and time.
 
-Stages follow the stage contract of ``docs/architecture.md``: an object with a
-``name`` and ``run(ctx) -> StageTrace``. They are imported lazily, so a stage
-whose package is missing is skipped and says so; a stage that needs a model and
-has none configured skips itself. Every rewrite, from any stage, passes
+Stages follow the contract of :mod:`sqlmend.stage`: each is imported here
+directly, built once per pipeline from its typed settings (an unknown option
+key fails at start) and shared by every task. The task names its database
+(``Task.db``, a path or URL; else ``<db_root>/<db_id>/<db_id>.sqlite`` of the
+pipeline's ``db_root``). Every rewrite, from any stage, passes
 ``sqlmend.guard.validate``; the final ``guard`` stage checks the end result
 against the input once more, so the output is either a guarded rewrite or the
 input unchanged ("never turn a correct query into a wrong one").
@@ -17,7 +18,6 @@ input unchanged ("never turn a correct query into a wrong one").
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import threading
@@ -28,36 +28,49 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sqlmend import guard, llm
+from sqlmend.db import benchmark_db, connect
+from sqlmend.detect.stage import DetectorStage
 from sqlmend.errors import ConfigError, DatabaseNotFoundError, SqlmendError, StructuredOutputError
-from sqlmend.types import Correction, Finding, GuardVerdict, StageContext, StageTrace, Task
+from sqlmend.memory.stage import MemoryStage
+from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionStage, SelfDebugStage
+from sqlmend.refine.stage import RefineStage
+from sqlmend.rules.stage import StaticStage
+from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
+from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task
 
-#: Stage names in pipeline order. ``refine`` is filled by the chosen strategy.
-STAGE_ORDER = ("static", "memory", "detector", "refine", "guard")
-
-#: Where each stage lives ("module:Class"; the first that imports wins).
-STAGE_CLASSES: dict[str, tuple[str, ...]] = {
-    "static": ("sqlmend.rules.stage:StaticStage",),
-    "memory": ("sqlmend.memory.stage:MemoryStage",),
-    "detector": ("sqlmend.detect.stage:DetectorStage", "sqlmend.detect:DetectorStage",
-                 "sqlmend.detect.detector:DetectorStage"),
+#: The stages that detect or rewrite, by name, in pipeline order (``refine`` is
+#: filled by the chosen strategy); ``guard`` (the final check) follows them.
+STAGES: dict[str, type[Stage] | None] = {
+    "static": StaticStage,
+    "memory": MemoryStage,
+    "detector": DetectorStage,
+    "refine": None,
 }
 
+#: Stage names in pipeline order.
+STAGE_ORDER = (*STAGES, "guard")
+
 #: The refinement strategies: ErrorLLM's error-guided refinement and the baselines.
-STRATEGIES: dict[str, str] = {
-    "errorllm": "sqlmend.refine.stage:RefineStage",
-    "self-correction": "sqlmend.refine.baselines:SelfCorrectionStage",
-    "din-sql": "sqlmend.refine.baselines:DinSqlStage",
-    "self-debug": "sqlmend.refine.baselines:SelfDebugStage",
-    "mac-sql": "sqlmend.refine.baselines:MacSqlStage",
+STRATEGIES: dict[str, type[Stage]] = {
+    "errorllm": RefineStage,
+    "self-correction": SelfCorrectionStage,
+    "din-sql": DinSqlStage,
+    "self-debug": SelfDebugStage,
+    "mac-sql": MacSqlStage,
 }
 
 Strategy = Literal["errorllm", "self-correction", "din-sql", "self-debug", "mac-sql"]
 
 
 class PipelineConfig(BaseModel):
-    """Settings of one correction run (``extra="forbid"``: a typo is an error)."""
+    """Settings of one correction run (``extra="forbid"``: a typo is an error).
+
+    The database is not part of the run's settings: each task names its own
+    (``Task.db`` or the pipeline's ``db_root``).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -65,10 +78,7 @@ class PipelineConfig(BaseModel):
     stages: list[str] | None = Field(
         None, description="stages to run, in pipeline order; default: all for errorllm, "
                           "refine+guard for a baseline (they do not detect first)")
-    db: str | None = Field(None, description="one database (path or URL) for every task")
-    db_root: str | None = Field(None, description="folder of <db_id>/<db_id>.sqlite; "
-                                                  "default: the Spider databases of the data root")
-    timeout: float = Field(30.0, gt=0, description="seconds per SQL execution")
+    timeout: float = Field(30.0, gt=0, description="seconds per SQL execution, in every stage")
     max_rows: int = Field(10_000, gt=0, description="rows fetched per execution")
     workers: int = Field(4, ge=1, description="tasks corrected in parallel")
     model_concurrency: int = Field(1, ge=1, description="model calls in flight at once")
@@ -77,12 +87,10 @@ class PipelineConfig(BaseModel):
         description="model assignments STAGE=ENDPOINT ('*=local': the embedded SmolLM2 for every "
                     "model stage), applied over the llm config file and environment")
     llm_config: str | None = Field(None, description="path of the llm endpoints file (TOML)")
-    priority: list[str] = Field(
-        default_factory=lambda: ["table", "attribute", "value", "condition", "function",
-                                 "clause", "modifier"],
-        description="error families in the order refinement addresses them (ErrorLLM §3.3)")
-    options: dict[str, dict[str, Any]] = Field(default_factory=dict,
-                                               description="per-stage options, by stage name")
+    options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="per-stage settings, by stage name ('refine' for the strategy's stage); "
+                    "validated against each stage's Settings")
 
     @field_validator("stages")
     @classmethod
@@ -94,6 +102,23 @@ class PipelineConfig(BaseModel):
             raise ValueError(f"unknown stage(s) {unknown}; known: {', '.join(STAGE_ORDER)}")
         return [s for s in STAGE_ORDER if s in value]
 
+    @field_validator("options")
+    @classmethod
+    def _known_option_stages(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        unknown = sorted(k for k in value if k not in STAGES)
+        if unknown:
+            raise ValueError(f"options for unknown stage(s) {unknown}; known: {', '.join(STAGES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _valid_stage_settings(self) -> "PipelineConfig":
+        for name, opts in self.options.items():
+            try:
+                settings_of(self.stage_class(name).Settings, name, opts)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return self
+
     def stage_names(self) -> list[str]:
         """Return the stages this configuration runs, in pipeline order."""
         if self.stages is not None:
@@ -102,55 +127,30 @@ class PipelineConfig(BaseModel):
             return list(STAGE_ORDER)
         return ["refine", "guard"]
 
+    def run_settings(self) -> RunSettings:
+        """The run-wide limits every stage honours."""
+        return RunSettings(timeout=self.timeout, max_rows=self.max_rows)
 
-# --- stage loading ---------------------------------------------------------
-
-
-@dataclass
-class _Missing:
-    """Stands in for a stage whose package cannot be imported: it skips, saying why."""
-
-    name: str
-    why: str
-
-    def run(self, ctx: StageContext) -> StageTrace:
-        return StageTrace(stage=self.name, status="skipped", note=f"stage not available: {self.why}")
+    def stage_class(self, name: str) -> type[Stage]:
+        """The class of stage ``name`` (``refine``: the strategy's)."""
+        cls = STRATEGIES[self.strategy] if name == "refine" else STAGES[name]
+        assert cls is not None
+        return cls
 
 
-def _import(spec: str) -> Any:
-    module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr)
+def build_stages(config: PipelineConfig) -> list[Stage | str]:
+    """Build the stages of ``config`` in pipeline order (``"guard"`` stands for the final guard).
 
+    Every stage's options are validated, also those of stages this run leaves off,
+    so a misspelt key fails before any task runs.
 
-def _build(cls: Any, config: PipelineConfig) -> Any:
-    factory = getattr(cls, "from_config", None)
-    return factory(config) if callable(factory) else cls()
-
-
-def load_stage(name: str, config: PipelineConfig) -> Any:
-    """Build the stage called ``name`` (a missing package gives a stage that skips).
-
-    Args:
-        name: one of :data:`STAGE_ORDER` except ``guard``.
-        config: the run's configuration (``from_config(config)`` is used when the
-            stage class defines it, else the class is built without arguments).
-
-    Returns:
-        An object with ``name`` and ``run(ctx) -> StageTrace``.
+    Raises:
+        ConfigError: an unknown option key or a bad option value (the message names the known keys).
     """
-    specs = (STRATEGIES[config.strategy],) if name == "refine" else STAGE_CLASSES[name]
-    reasons = []
-    for spec in specs:
-        try:
-            cls = _import(spec)
-        except (ImportError, AttributeError) as exc:
-            reasons.append(f"{spec}: {exc}")
-            continue
-        stage = _build(cls, config)
-        if not getattr(stage, "name", None):
-            stage.name = name
-        return stage
-    return _Missing(name, reasons[0] if reasons else "no candidate class")
+    run = config.run_settings()
+    built = {name: config.stage_class(name).from_config(config.options.get(name, {}), run)
+             for name in STAGES}
+    return ["guard" if name == "guard" else built[name] for name in config.stage_names()]
 
 
 # --- models ---------------------------------------------------------------
@@ -189,10 +189,6 @@ def make_resolver(config: PipelineConfig, gate: threading.Semaphore | None = Non
         ConfigError: a model assignment names an unknown endpoint.
     """
     gate = gate or threading.Semaphore(config.model_concurrency)
-    try:
-        llm = importlib.import_module("sqlmend.llm")
-    except ImportError:
-        return lambda stage: None
     cfg = llm_config or llm.LLMConfig.load(config.llm_config)
     if config.models and llm_config is None:
         cfg = cfg.with_overrides(config.models)
@@ -207,36 +203,22 @@ def make_resolver(config: PipelineConfig, gate: threading.Semaphore | None = Non
 # --- databases ------------------------------------------------------------
 
 
-def database_for(task: Task, config: PipelineConfig) -> str:
+def database_for(task: Task, db_root: str | os.PathLike | None = None) -> str:
     """Return the path or URL of the database of ``task``.
 
+    Args:
+        task: the task; its ``db`` (a path or URL) wins.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` for tasks that name only a ``db_id``.
+
     Raises:
-        DatabaseNotFoundError: the benchmark database file does not exist.
+        DatabaseNotFoundError: the task names no database, or the benchmark file does not exist.
     """
-    if config.db:
-        return config.db
-    if config.db_root:
-        root = Path(config.db_root)
-    else:
-        from sqlmend.paths import data_root
-
-        root = data_root() / "spider" / "database"
-    path = root / task.db_id / f"{task.db_id}.sqlite"
-    if not path.exists():
-        raise DatabaseNotFoundError(f"database {task.db_id!r} not found at {path}")
-    return str(path)
-
-
-def _connect(url: str) -> Any:
-    from sqlmend.db import connect
-
-    return connect(url)
-
-
-def _validate(db: Any, original: str, candidate: str, timeout: float) -> GuardVerdict:
-    from sqlmend import guard
-
-    return guard.validate(db, original, candidate, timeout=timeout)
+    if task.db:
+        return task.db
+    if db_root is None:
+        raise DatabaseNotFoundError(f"task {task.question_id} names no database (db_id {task.db_id!r} "
+                                    "and no database folder given)")
+    return str(benchmark_db(db_root, task.db_id))
 
 
 # --- one task -------------------------------------------------------------
@@ -266,21 +248,22 @@ def _final_guard(ctx: StageContext, original: str) -> StageTrace:
     if ctx.sql == original:
         trace.note = "no rewrite to check; the input is kept"
         return trace
-    verdict = _validate(ctx.db, original, ctx.sql, ctx.config.timeout)
+    verdict = guard.validate(ctx.db, original, ctx.sql, ctx.run.timeout, max_rows=ctx.run.max_rows)
     trace.candidate = ctx.sql
     trace.verdict = verdict
     trace.note = verdict.reason
     if not verdict.accepted:
-        ctx.sql = original
+        ctx.accept(original)
     return trace
 
 
 def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
     """Run ``stages`` on ``ctx`` in order, chaining accepted rewrites and findings.
 
-    A stage's candidate is taken only with an accepted guard verdict. Findings of
-    a stage whose rewrite was accepted are recorded in the trace but not passed on
-    (they are fixed); the others reach the later stages through ``ctx.findings``.
+    A stage's candidate is taken only with an accepted guard verdict (the
+    context's tree and result are then computed anew). Findings of a stage whose
+    rewrite was accepted are recorded in the trace but not passed on (they are
+    fixed); the others reach the later stages through ``ctx.findings``.
 
     Args:
         ctx: the context; ``ctx.traces`` receives one trace per stage.
@@ -297,9 +280,7 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
         trace = _run_stage(stage, ctx)
         ctx.traces.append(trace)
         if trace.candidate and trace.verdict and trace.verdict.accepted:
-            ctx.sql = trace.verdict.sql
-            ctx.exec_result = None
-            ctx.exec_error = None
+            ctx.accept(trace.verdict.sql)
         elif trace.candidate and trace.verdict is None:
             # a stage must guard its own rewrite; an unguarded candidate is not taken
             trace.note = (trace.note + "; " if trace.note else "") + "candidate without guard verdict ignored"
@@ -308,33 +289,32 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
 
 
 class Pipeline:
-    """The stages of one configuration, built once and shared by every task."""
+    """The stages of one configuration, built once and shared by every task (and thread)."""
 
     def __init__(self, config: PipelineConfig | None = None,
-                 resolve: Callable[[str], Any] | None = None):
+                 resolve: Callable[[str], Any] | None = None,
+                 db_root: str | os.PathLike | None = None):
         """Build the stages of ``config``.
 
         Args:
             config: the run's configuration (defaults: errorllm, every stage).
             resolve: ``stage -> backend | None``; default :func:`make_resolver`.
+            db_root: the folder of ``<db_id>/<db_id>.sqlite`` for tasks without ``db``.
+
+        Raises:
+            ConfigError: an unknown option key, a bad value or an unknown model endpoint.
         """
         self.config = config or PipelineConfig()
+        self.db_root = db_root
+        self.run = self.config.run_settings()
+        self.stages: list[Any] = build_stages(self.config)
         self.resolve = resolve or make_resolver(self.config)
-        self.stages: list[Any] = [
-            "guard" if name == "guard" else load_stage(name, self.config)
-            for name in self.config.stage_names()
-        ]
-
-    def available(self) -> dict[str, bool]:
-        """``{stage name: whether its package could be loaded}``, in pipeline order."""
-        return {("guard" if s == "guard" else getattr(s, "name", "?")): not isinstance(s, _Missing)
-                for s in self.stages}
 
     def correct(self, task: Task) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
 
         Args:
-            task: the question, database id and SQL to check.
+            task: the question, its database and the SQL to check.
 
         Returns:
             The correction: the SQL to use (the input when nothing was proven
@@ -346,10 +326,8 @@ class Pipeline:
             result.error = "empty SQL"
             return result
         try:
-            url = database_for(task, self.config)
-            with _connect(url) as db:
-                ctx = StageContext(task=task, db=db, sql=task.sql, config=self.config,
-                                   resolve=self.resolve)
+            with connect(database_for(task, self.db_root)) as db:
+                ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
                 run_stages(ctx, self.stages, task.sql)
         except SqlmendError as exc:
             result.error = f"{type(exc).__name__}: {exc}"
@@ -359,17 +337,19 @@ class Pipeline:
         return result
 
 
-def correct(task: Task, config: PipelineConfig | None = None) -> Correction:
+def correct(task: Task, config: PipelineConfig | None = None,
+            db_root: str | os.PathLike | None = None) -> Correction:
     """Correct one task with a fresh pipeline (for many tasks use :func:`correct_batch`).
 
     Args:
-        task: the question, database id and SQL to check.
+        task: the question, its database and the SQL to check.
         config: the run's configuration.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` when the task has no ``db``.
 
     Returns:
         The :class:`~sqlmend.types.Correction`.
     """
-    return Pipeline(config).correct(task)
+    return Pipeline(config, db_root=db_root).correct(task)
 
 
 # --- checkpoints ----------------------------------------------------------
@@ -454,7 +434,9 @@ class _Checkpoint:
 
 def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *,
                   checkpoint: str | os.PathLike | None = None, progress: bool = True,
-                  resolve: Callable[[str], Any] | None = None) -> list[Correction]:
+                  resolve: Callable[[str], Any] | None = None,
+                  db_root: str | os.PathLike | None = None,
+                  pipeline: Pipeline | None = None) -> list[Correction]:
     """Correct many tasks in parallel, resumably.
 
     Tasks whose ``question_id`` is already in ``checkpoint`` are not run again;
@@ -469,18 +451,20 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
         checkpoint: a JSONL file of corrections to resume from and append to.
         progress: show a progress bar.
         resolve: the model resolver (default :func:`make_resolver`).
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` for tasks without ``db``.
+        pipeline: a pipeline already built (its config then wins over ``config``).
 
     Returns:
         One correction per task, in the order of ``tasks``.
     """
-    config = config or PipelineConfig()
+    config = pipeline.config if pipeline is not None else (config or PipelineConfig())
     tasks = list(tasks)
     ids = [t.question_id for t in tasks]
     if len(set(ids)) != len(ids):
         raise ConfigError("question ids of a batch must be unique")
     done = read_checkpoint(checkpoint) if checkpoint else {}
     todo = [t for t in tasks if t.question_id not in done]
-    pipe = Pipeline(config, resolve=resolve)
+    pipe = pipeline or Pipeline(config, resolve=resolve, db_root=db_root)
     sink = _Checkpoint(Path(checkpoint) if checkpoint else None)
     results: dict[str, Correction] = {k: v for k, v in done.items() if k in set(ids)}
     bar = _progress(len(tasks), len(tasks) - len(todo), progress)

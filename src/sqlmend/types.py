@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass
@@ -17,6 +17,7 @@ class Task:
     evidence: str = ""
     gold: str | None = None  # reference SQL, when the dataset has one
     difficulty: str | None = None  # BIRD's difficulty or Spider's hardness
+    db: str | None = None  # the database's path or URL (else found by db_id under a database folder)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,26 +195,28 @@ class Correction:
         return d
 
 
-@dataclass
-class StageContext:
-    """What a pipeline stage receives (the stage contract of docs/architecture.md).
+# --- what the stages talk to ----------------------------------------------
 
-    ``db`` is the open database (``sqlmend.db.connect``); ``sql`` is the current
-    SQL (the input, or the last rewrite a guard accepted); ``findings`` are the
-    findings of earlier stages; ``resolve(stage_name)`` returns the model backend
-    configured for a stage, or ``None`` when none is (the stage then skips).
-    """
 
-    task: Task
-    db: Any
-    sql: str
-    findings: list[Finding] = field(default_factory=list)
-    config: Any = None  # sqlmend.pipeline.PipelineConfig
-    resolve: Any = None  # Callable[[str], backend | None]
-    traces: list[StageTrace] = field(default_factory=list)  # what earlier stages did
-    exec_result: ExecResult | None = None  # the current SQL's result, when a stage computed it
-    exec_error: str | None = None  # why the current SQL failed to execute, when it did
+@runtime_checkable
+class Database(Protocol):
+    """An open, read-only, time-limited database (``sqlmend.db.connect`` returns one)."""
 
-    def backend(self, stage: str) -> Any:
-        """Return the model backend for ``stage``, or ``None`` (no resolver or none configured)."""
-        return self.resolve(stage) if self.resolve is not None else None
+    dialect: str
+
+    def execute(self, sql: str, timeout: float = ..., max_rows: int = ...) -> ExecResult: ...
+
+    def schema(self) -> Schema: ...
+
+    def value_index(self) -> Any: ...
+
+    def profile(self, table: str, column: str) -> ColumnProfile: ...
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A language model (``sqlmend.llm``): chat with optional structured output, embeddings."""
+
+    def chat(self, messages: Any, options: Any = None, schema: Any = None, stage: str = ...) -> Any: ...
+
+    def embed(self, texts: list[str], stage: str = ...) -> Any: ...

@@ -10,7 +10,8 @@ from sqlmend.detect.detector import ErrorTokenDetector
 from sqlmend.detect.stage import DetectorStage
 from sqlmend.detect.train import TrainConfig, train
 from sqlmend.llm.replay import ReplayBackend
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Task
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def test_stage_with_a_trained_folder(tmp_path, concert, tiny_factory):
     det = ErrorTokenDetector.from_dir(folder, mode="decode")
     found = det.detect(concert, "Which singers?", "SELECT name FROM singer")
     assert found.p_no_error is not None and 0 <= found.p_no_error <= 1
-    trace = DetectorStage(folder=str(folder), mode="one_pass").run(_ctx(concert))
+    trace = DetectorStage.from_config({"folder": str(folder), "mode": "one_pass"}).run(_ctx(concert))
     assert trace.status == "ran" and trace.candidate is None
     assert "P(no_error)" in trace.note and "detection" in trace.detail
     assert all(f.source == "detector" and f.code == "detector" and f.severity == "advisory" for f in trace.findings)
@@ -47,13 +48,13 @@ def test_stage_with_a_trained_folder(tmp_path, concert, tiny_factory):
 
 def test_stage_falls_back_to_the_prompted_detector(tmp_path, concert):
     backend = ReplayBackend(mode="queue", answers=['{"errors": ["condition_error"]}'])
-    trace = DetectorStage(folder=str(tmp_path / "none")).run(_ctx(concert, lambda stage: backend))
+    trace = DetectorStage.from_config({"folder": str(tmp_path / "none")}).run(_ctx(concert, lambda stage: backend))
     assert trace.status == "ran" and trace.calls == 1
     assert [(f.error_type, f.source) for f in trace.findings] == [("condition_error", "detector")]
 
 
 def test_stage_skips_without_a_detector_or_model(tmp_path, concert):
-    trace = DetectorStage(folder=str(tmp_path / "none")).run(_ctx(concert))
+    trace = DetectorStage.from_config({"folder": str(tmp_path / "none")}).run(_ctx(concert))
     assert trace.status == "skipped" and "train-detector" in trace.note
 
 

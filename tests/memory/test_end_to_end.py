@@ -5,7 +5,8 @@ from __future__ import annotations
 from sqlmend.memory.build import BuildReport, Correction, build_items, build_memory
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.memory.store import MemoryStore
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Task
 
 # Spider dev #6 as CodeS-1B predicted it, with the gold as the confirmed correction.
 CASE = Correction(
@@ -36,7 +37,7 @@ def test_decomposition_ablation_keeps_one_unjudgeable_unit(concert_db):
 def test_built_item_repairs_another_question_and_spares_a_correct_one(tmp_path, concert_db):
     with MemoryStore(tmp_path, "concert_singer") as store:
         assert build_memory(concert_db, "concert_singer", [CASE], store).items == 1
-    stage = MemoryStage(tmp_path)
+    stage = MemoryStage.from_config({"store": str(tmp_path)})
 
     def run(question, sql):
         return stage.run(StageContext(task=Task("t", "concert_singer", question, sql), db=concert_db, sql=sql))

@@ -11,7 +11,8 @@ from sqlmend.memory.isolation import IsolatedGroup
 from sqlmend.memory.judge import classify
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.memory.store import MemoryStore
-from sqlmend.types import Edit, StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Edit, Task
 
 # Spider dev #112 as DIN-SQL/GPT-4 predicted it: the car name compared with the wrong column.
 CAR = Correction(
@@ -60,7 +61,7 @@ def test_predicate_column_is_proven_by_where_the_value_is_stored(car_db):
 def test_predicate_column_item_repairs_a_new_query_and_spares_a_right_one(tmp_path, car_db):
     with MemoryStore(tmp_path, "car_1") as store:
         assert build_memory(car_db, "car_1", [CAR], store).items == 1
-    stage = MemoryStage(tmp_path)
+    stage = MemoryStage.from_config({"store": str(tmp_path)})
 
     def run(sql):
         task = Task("t", "car_1", "What is the horsepower of the car?", sql)
@@ -96,6 +97,6 @@ def test_multi_binding_item_rebinds_every_column_it_recorded(tmp_path, concert_d
         store.add(make_item("concert_singer", "value_binding", params,
                             ["cmp:singer.country", "cmp:singer.name", "table:singer"], ["singer.country"]))
     sql = "SELECT age FROM singer WHERE country = 'netherlands' OR name = 'joe sharp'"
-    trace = MemoryStage(tmp_path).run(StageContext(task=Task("t", "concert_singer", "q", sql), db=concert_db, sql=sql))
+    trace = MemoryStage.from_config({"store": str(tmp_path)}).run(StageContext(task=Task("t", "concert_singer", "q", sql), db=concert_db, sql=sql))
     assert trace.verdict.accepted, trace.note
     assert trace.candidate == "SELECT age FROM singer WHERE country = 'Netherlands' OR name = 'Joe Sharp'"

@@ -12,7 +12,8 @@ from sqlmend.memory.modelcall import Usage
 from sqlmend.memory.recovery import recover
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.memory.store import MemoryStore
-from sqlmend.types import Edit, StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Edit, Task
 
 WRONG = "SELECT name FROM singer WHERE age > 30"
 GOLD = "SELECT song_name FROM singer WHERE age > 30 AND country = 'France'"
@@ -63,7 +64,7 @@ def test_stage_with_model_activates_and_adapts_a_general_item(tmp_path, concert_
         json.dumps({"sql": rewrite, "applied": [item.id]})])
     ctx = StageContext(task=Task("t", "concert_singer", "French singers over 30?", WRONG), db=concert_db,
                        sql=WRONG, resolve=lambda stage: backend if stage == "solver" else None)
-    trace = MemoryStage(tmp_path).run(ctx)
+    trace = MemoryStage.from_config({"store": str(tmp_path)}).run(ctx)
     assert trace.detail["how"] == "model" and trace.verdict.accepted and trace.candidate == rewrite
     assert trace.calls == 2
 

@@ -7,7 +7,8 @@ from sqlmend.memory.keys import sql_keys
 from sqlmend.memory.retrieval import Candidate, merge, retrieve
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.memory.store import MemoryStore
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Task
 
 VALUE_ITEM = dict(kind="value_binding", params={"column": "singer.country", "wrong": "france", "right": "France",
                                                "clause": "where"},
@@ -20,7 +21,7 @@ def _stage(tmp_path, make_item, *specs, **kw) -> MemoryStage:
     with MemoryStore(tmp_path, "concert_singer") as store:
         for i, spec in enumerate(specs):
             store.add(make_item("concert_singer", qid=f"h{i}", **spec))
-    return MemoryStage(tmp_path, **kw)
+    return MemoryStage.from_config({"store": str(tmp_path), **kw})
 
 
 def _run(stage, db, sql, question="Show the names of singers from France."):
@@ -63,7 +64,7 @@ def test_distinct_item_needs_duplicate_rows(tmp_path, concert_db, make_item):
 
 
 def test_no_memory_for_database_skips(tmp_path, concert_db, make_item):
-    trace = _run(MemoryStage(tmp_path), concert_db, "SELECT 1")
+    trace = _run(MemoryStage.from_config({"store": str(tmp_path)}), concert_db, "SELECT 1")
     assert trace.status == "skipped"
 
 

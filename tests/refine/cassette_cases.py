@@ -28,7 +28,7 @@ CASES = [
 #: The model stages the cassette serves (the detector has its own tests) and the answer budget:
 #: SmolLM2 on a shared 2-core CPU generates about 2 s per token.
 STAGES = ("localizer", "refiner", "baseline")
-OPTIONS = {"refine": {"max_tokens": 80}, "mac-sql": {"max_tokens": 80, "rounds": 2}}
+OPTIONS = {"errorllm": {"refine": {"max_tokens": 80}}, "mac-sql": {"refine": {"max_tokens": 80, "rounds": 2}}}
 
 
 def endpoint(mode: str) -> dict:
@@ -46,14 +46,16 @@ def endpoint(mode: str) -> dict:
 def run(mode: str):
     """Correct the cases with the cassette endpoint on every model stage; return the corrections."""
     from sqlmend.llm import LLMConfig
+    from sqlmend.paths import data_root
     from sqlmend.pipeline import Pipeline, PipelineConfig, make_resolver
 
     llm = LLMConfig(endpoints={"cassette": endpoint(mode)}, stages={s: "cassette" for s in STAGES},
                     log=False)
     out = []
     for strategy, task in CASES:
-        cfg = PipelineConfig(strategy=strategy, options=OPTIONS)
-        out.append(Pipeline(cfg, resolve=make_resolver(cfg, llm_config=llm)).correct(task))
+        cfg = PipelineConfig(strategy=strategy, options=OPTIONS[strategy])
+        out.append(Pipeline(cfg, resolve=make_resolver(cfg, llm_config=llm),
+                            db_root=data_root() / "spider" / "database").correct(task))
     return out
 
 

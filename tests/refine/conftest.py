@@ -6,7 +6,8 @@ import pytest
 
 from sqlmend.db import connect
 from sqlmend.pipeline import PipelineConfig
-from sqlmend.types import Finding, StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Finding, Task
 
 
 @pytest.fixture()
@@ -17,13 +18,13 @@ def concert_db(spider_db):
 
 @pytest.fixture()
 def make_ctx(concert_db):
-    """``make_ctx(question, sql, findings=[], backends={stage: backend})`` -> StageContext."""
+    """``make_ctx(question, sql, findings=[], backends={stage: backend}, **run config)`` -> StageContext."""
 
     def make(question: str, sql: str, findings: list[Finding] | None = None,
              backends: dict | None = None, **config) -> StageContext:
         task = Task(question_id="t1", db_id="concert_singer", question=question, sql=sql)
         backends = backends or {}
         return StageContext(task=task, db=concert_db, sql=sql, findings=list(findings or []),
-                            config=PipelineConfig(**config), resolve=backends.get)
+                            run=PipelineConfig(**config).run_settings(), resolve=backends.get)
 
     return make

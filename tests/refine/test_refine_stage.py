@@ -92,9 +92,9 @@ def test_errors_are_ordered_by_priority(make_ctx):
     assert trace.candidate is None and "no change" in trace.note
     assert trace.calls == 3  # LocLLM and its retry, then RefLLM
     custom = make_ctx(OLDEST, WRONG, findings=findings,
-                      backends={"refiner": ReplayBackend.scripted(["{}", ref_answer(no_change=True)])},
-                      options={"refine": {"priority": ["modifier", "condition", "table"]}})
-    assert RefineStage().run(custom).detail["order"][0] == "modifier_error"
+                      backends={"refiner": ReplayBackend.scripted(["{}", ref_answer(no_change=True)])})
+    stage = RefineStage.from_config({"priority": ["modifier", "condition", "table"]})
+    assert stage.run(custom).detail["order"][0] == "modifier_error"
 
 
 def test_a_broken_rewrite_is_rejected_with_the_reason(make_ctx):

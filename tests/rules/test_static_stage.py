@@ -6,7 +6,8 @@ import pytest
 
 from sqlmend.rules import engine
 from sqlmend.rules.stage import StaticStage
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import RunSettings, StageContext
+from sqlmend.types import Task
 
 
 @pytest.fixture()
@@ -16,7 +17,7 @@ def run(spider_db):
     def go(db_id: str, sql: str):
         with connect(str(spider_db(db_id))) as db:
             task = Task(question_id="t", db_id=db_id, question="", sql=sql)
-            return StaticStage(timeout=5).run(StageContext(task=task, db=db, sql=sql))
+            return StaticStage(run=RunSettings(timeout=5)).run(StageContext(task=task, db=db, sql=sql))
 
     return go
 

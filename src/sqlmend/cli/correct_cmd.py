@@ -129,9 +129,9 @@ def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Pipeline
         The corrections and the path of the corrected prediction file.
     """
     out.mkdir(parents=True, exist_ok=True)
-    config = config.model_copy(update={"db_root": str(ds.db_root) if ds.db_root else None})
     t0 = time.perf_counter()
-    results = correct_batch(tasks, config, checkpoint=out / "corrections.jsonl", progress=progress)
+    results = correct_batch(tasks, config, checkpoint=out / "corrections.jsonl", progress=progress,
+                            db_root=ds.db_root)
     wall = time.perf_counter() - t0
     from sqlmend.bench.predictions import write_predictions
 
@@ -152,8 +152,9 @@ def _single(db: str, question: str, sql_text: str, evidence: str, config: Pipeli
 
     from sqlmend.pipeline import Pipeline
 
-    task = Task(question_id="q", db_id=Path(db).stem, question=question, sql=sql_text, evidence=evidence)
-    c = Pipeline(config.model_copy(update={"db": db})).correct(task)
+    task = Task(question_id="q", db_id=Path(db).stem, question=question, sql=sql_text, evidence=evidence,
+                db=db)
+    c = Pipeline(config).correct(task)
     con = Console()
     for s in c.stages:
         con.print(f"[bold]{s.stage}[/] {s.status}: {s.note}  "
@@ -275,11 +276,11 @@ def gold_suspects(ds: Any, tasks: list[Task], timeout: float = 30.0) -> list[str
     Returns:
         The suspect question ids.
     """
-    cfg = PipelineConfig(stages=["static"], timeout=timeout, workers=4,
-                         db_root=str(ds.db_root) if ds.db_root else None)
+    cfg = PipelineConfig(stages=["static"], timeout=timeout, workers=4)
     golds = [Task(question_id=t.question_id, db_id=t.db_id, question=t.question, sql=t.gold or "")
              for t in (ds.task(x.question_id) for x in tasks) if t.gold]
-    return [c.question_id for c in correct_batch(golds, cfg, progress=False) if c.findings]
+    return [c.question_id for c in correct_batch(golds, cfg, progress=False, db_root=ds.db_root)
+            if c.findings]
 
 
 def flagged(c: Correction) -> bool:
@@ -415,8 +416,12 @@ def serve(
 
     from sqlmend.service import create_app
 
-    config = _config(strategy, stages, model, 1, 1, timeout, db_root=db_root)
-    uvicorn.run(create_app(config, allow_paths=allow_paths), host=host, port=port, log_level="info")
+    from sqlmend.paths import data_root
+
+    config = _config(strategy, stages, model, 1, 1, timeout)
+    root = db_root or str(data_root() / "spider" / "database")
+    uvicorn.run(create_app(config, allow_paths=allow_paths, db_root=root), host=host, port=port,
+                log_level="info")
 
 
 def register(app: typer.Typer) -> None:

@@ -250,11 +250,12 @@ def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float
     _print_build(built, folder)
     test_ids = [q for q in sp.test if ds.db_path(ds.task(q).db_id) is not None]
     tasks = [t for t in ds.with_sql(preds) if t.question_id in set(test_ids)]
-    config = PipelineConfig(stages=["memory", "guard"], workers=2, db_root=str(ds.db_root),
+    config = PipelineConfig(stages=["memory", "guard"], workers=2,
                             options={"memory": {"store": str(folder), "verify": opts.get("verify", True),
                                                 "local": opts.get("local", True)}})
     t1 = time.time()
-    corrections = correct_batch(tasks, config, progress=True, resolve=(cfg.resolve if cfg else lambda s: None))
+    corrections = correct_batch(tasks, config, progress=True, resolve=(cfg.resolve if cfg else lambda s: None),
+                                db_root=ds.db_root)
     online_log = _log_usage(t1) if cfg else {}
     test = Dataset(ds.name, [ds.task(q) for q in test_ids], db_root=ds.db_root)
     before = evaluate(test, preds, workers=workers, label=pred.stem)

@@ -18,7 +18,8 @@ from sqlmend import rules
 from sqlmend.errors import SqlmendError
 from sqlmend.rules.measure import Judged, detection, latency
 from sqlmend.rules.stage import StaticStage
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import RunSettings, StageContext
+from sqlmend.types import Task
 
 _console = Console()
 
@@ -37,8 +38,8 @@ def _finding_lines(findings) -> list[str]:
 
 
 def _run_stage(db: Any, task: Task, timeout: float):
-    ctx = StageContext(task=task, db=db, sql=task.sql)
-    return StaticStage(timeout=timeout).run(ctx)
+    run = RunSettings(timeout=timeout)
+    return StaticStage(run=run).run(StageContext(task=task, db=db, sql=task.sql, run=run))
 
 
 def check_cmd(

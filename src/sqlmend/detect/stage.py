@@ -1,6 +1,6 @@
 """The detector stage of the pipeline: error-token findings for later stages (ErrorLLM §3.2).
 
-Follows the stage contract of docs/architecture.md. It uses the trained
+Follows the stage contract of :mod:`sqlmend.stage`. It uses the trained
 error-token detector when its folder exists (options ``folder``, ``mode``),
 else the prompted detector when a model is configured for the ``detector``
 stage, else it skips and says why. It never rewrites SQL: its findings
@@ -12,13 +12,16 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from sqlmend import taxonomy
 from sqlmend.detect.decoding import Detection
 from sqlmend.errors import SqlmendError
 from sqlmend.paths import cache_dir
-from sqlmend.types import Finding, StageContext, StageTrace
+from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
+from sqlmend.types import Finding, StageTrace
 
 _LOADED: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
@@ -45,27 +48,23 @@ def findings_of(det: Detection, detector: str) -> list[Finding]:
             for i, (t, s) in enumerate(det.types)]
 
 
-class DetectorStage:
-    """Semantic error detection by the error-token model (or the prompted baseline).
-
-    Args:
-        folder: the trained detector folder (default: :func:`default_dir`).
-        mode: ``one_pass`` (calibrated threshold) or ``decode``.
-        skip_if_static: skip when earlier stages already found errors.
-    """
+class DetectorStage(StageBase):
+    """Semantic error detection by the error-token model (or the prompted baseline)."""
 
     name = "detector"
 
-    def __init__(self, folder: str | None = None, mode: str = "one_pass", skip_if_static: bool = False):
-        self.folder = Path(folder) if folder else default_dir()
-        self.mode = mode
-        self.skip_if_static = skip_if_static
+    class Settings(StageSettings):
+        folder: str | None = Field(None, description="the trained detector folder "
+                                                     "(default: the one `sqlmend train-detector` writes)")
+        mode: Literal["one_pass", "decode"] = Field(
+            "one_pass", description="one_pass (calibrated threshold) or decode (error tokens)")
+        skip_if_static: bool = Field(False, description="skip when earlier stages already found errors")
 
-    @classmethod
-    def from_config(cls, config: Any) -> "DetectorStage":
-        """Build from ``config.options["detector"]`` (keys: folder, mode, skip_if_static)."""
-        opts = dict((getattr(config, "options", None) or {}).get("detector", {}))
-        return cls(**{k: v for k, v in opts.items() if k in ("folder", "mode", "skip_if_static")})
+    def __init__(self, settings: "DetectorStage.Settings | None" = None, run: RunSettings | None = None):
+        super().__init__(settings, run)
+        self.folder = Path(self.settings.folder) if self.settings.folder else default_dir()
+        self.mode = self.settings.mode
+        self.skip_if_static = self.settings.skip_if_static
 
     def _model(self) -> Any:
         from sqlmend.detect.detector import ErrorTokenDetector
@@ -96,7 +95,12 @@ class DetectorStage:
                                    "and no model configured for the 'detector' stage")
         try:
             if trained:
-                det, kind = self._model(), "error-token"
+                try:
+                    det, kind = self._model(), "error-token"
+                except ImportError as exc:  # torch / transformers / peft: the models extra
+                    return StageTrace(self.name, "skipped",
+                                      note=f"the trained detector needs the 'models' extra "
+                                           f"(pip install 'sqlmend[models]'): missing {exc.name or exc}")
                 with _LOCK:  # one forward pass at a time through the shared model
                     found = det.detect(ctx.db, ctx.task.question, ctx.sql, ctx.task.evidence)
             else:

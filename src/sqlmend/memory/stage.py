@@ -5,22 +5,22 @@ supports (§3.3.2), adapt them into one rewrite and pass it through the guard
 (§3.3.3). With no model configured only mechanical items are verified and
 applied; the trace says how each repair was made (``detail["how"]``).
 
-Options (``PipelineConfig.options["memory"]``): ``store`` (folder of the
-per-database stores) or ``namespace`` (default: ``$SQLMEND_MEMORY_STORE``,
-else namespace ``$SQLMEND_MEMORY_NAMESPACE`` or ``default`` - where
-``sqlmend memory build`` and ``memory add`` write by default); ``budget`` (retrieval context budget,
-items); ``verify`` (False: w/o evidence-verified activation); ``local``
-(False: w/o target local adaptation).
+Settings (``--option memory.KEY=VALUE``, :class:`MemoryStage.Settings`): ``store``
+(folder of the per-database stores) or ``namespace`` (default: ``$SQLMEND_MEMORY_STORE``,
+else namespace ``$SQLMEND_MEMORY_NAMESPACE`` or ``default`` - where ``sqlmend memory
+build`` and ``memory add`` write by default); ``budget`` (retrieval context budget,
+items); ``verify`` (False: w/o evidence-verified activation); ``local`` (False: w/o
+target local adaptation).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from typing import Any
+
+from pydantic import Field
 
 from sqlmend.errors import SqlmendError
-from sqlmend.guard import validate
 from sqlmend.memory.activation import Activation, activate_model, check_mechanical, observe
 from sqlmend.memory.adapt import adapt_mechanical, adapt_model
 from sqlmend.memory.items import MemoryItem
@@ -28,43 +28,32 @@ from sqlmend.memory.keys import sql_keys
 from sqlmend.memory.modelcall import Usage, embed
 from sqlmend.memory.retrieval import retrieve
 from sqlmend.memory.store import MemoryStore, store_root
-from sqlmend.types import Finding, StageContext, StageTrace
+from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
+from sqlmend.types import Finding, StageTrace
 
 
-class MemoryStage:
-    """MIRA's repair memory reuse as a pipeline stage (stage contract of docs/architecture.md).
-
-    Args:
-        folder: the folder of per-database stores (``store_root(namespace)`` by default).
-        budget: the retrieval context budget, in items.
-        verify: evidence-verified activation (False: the §4.4 ablation).
-        local: target local adaptation (False: the §4.4 ablation).
-        timeout: seconds per query.
-    """
+class MemoryStage(StageBase):
+    """MIRA's repair memory reuse as a pipeline stage (the contract of :mod:`sqlmend.stage`)."""
 
     name = "memory"
 
-    def __init__(self, folder: Any = None, budget: int = 8, verify: bool = True, local: bool = True,
-                 timeout: float = 30.0):
-        self.folder = folder if folder is not None else store_root()
-        self.budget, self.verify, self.local, self.timeout = budget, verify, local, timeout
+    class Settings(StageSettings):
+        store: str | None = Field(None, description="folder of the per-database stores "
+                                                    "(default: $SQLMEND_MEMORY_STORE, else the namespace's)")
+        namespace: str | None = Field(None, description="memory namespace under the cache "
+                                                        "(default: $SQLMEND_MEMORY_NAMESPACE or 'default')")
+        budget: int = Field(8, ge=1, description="retrieval context budget, in items")
+        verify: bool = Field(True, description="evidence-verified activation (False: the MIRA §4.4 ablation)")
+        local: bool = Field(True, description="target local adaptation (False: the MIRA §4.4 ablation)")
+
+    def __init__(self, settings: "MemoryStage.Settings | None" = None, run: RunSettings | None = None):
+        super().__init__(settings, run)
+        s = self.settings
+        self.folder = store_root(s.namespace or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default",
+                                 s.store or os.environ.get("SQLMEND_MEMORY_STORE") or None)
+        self.budget, self.verify, self.local = s.budget, s.verify, s.local
+        self.timeout = self.run_settings.timeout
         self._items: dict[str, list[MemoryItem]] = {}
-
-    @classmethod
-    def from_config(cls, config: Any) -> "MemoryStage":
-        """Build the stage from a ``PipelineConfig`` (its ``options["memory"]``).
-
-        Args:
-            config: the pipeline configuration.
-
-        Returns:
-            The stage.
-        """
-        opts = dict((getattr(config, "options", None) or {}).get("memory", {}))
-        folder = store_root(opts.get("namespace") or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default",
-                            opts.get("store") or os.environ.get("SQLMEND_MEMORY_STORE") or None)
-        return cls(folder, int(opts.get("budget", 8)), bool(opts.get("verify", True)),
-                   bool(opts.get("local", True)), float(getattr(config, "timeout", 30.0)))
 
     def items(self, db_id: str) -> list[MemoryItem]:
         """Return (and cache) one database's items.
@@ -122,12 +111,7 @@ class MemoryStage:
         if not candidates:
             trace.note = "no related memory item"
             return
-        result = ctx.exec_result
-        if result is None and ctx.exec_error is None:
-            try:
-                result = ctx.db.execute(ctx.sql, timeout=self.timeout)
-            except SqlmendError:
-                result = None
+        result, _ = ctx.execute()
         observations = observe(ctx.db, ctx.sql)
         acts: list[Activation] = [check_mechanical(c, ctx.task.question, keys, observations, ctx.db, ctx.sql,
                                                    result, self.verify) for c in candidates if c.item.mechanical]
@@ -157,6 +141,5 @@ class MemoryStage:
             trace.note = adaptation.note
             return
         trace.candidate = adaptation.candidate
-        trace.verdict = validate(ctx.db, ctx.sql, adaptation.candidate, timeout=self.timeout,
-                                 original_result=result, original_error=ctx.exec_error)
+        trace.verdict = ctx.guard(adaptation.candidate)
         trace.note = f"{len(active)} item(s) activated, {adaptation.how} rewrite: {trace.verdict.reason}"

@@ -15,33 +15,32 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlmend import sql
-from sqlmend.errors import ModelError, SqlError
+from pydantic import Field
+
+from sqlmend.errors import ModelError
 from sqlmend.refine import guidelines
 from sqlmend.refine.chat import CallBook
-from sqlmend.refine.common import execute_current, guarded, setting
 from sqlmend.refine.extract import exec_summary, extract, nodes, schema_text
 from sqlmend.refine.localize import detected_types, localize
 from sqlmend.refine.refiner import brief, build_messages, rewrite
-from sqlmend.types import StageContext, StageTrace
+from sqlmend.stage import StageBase, StageContext, StageSettings
+from sqlmend.types import StageTrace
 
 
-class RefineStage:
+class RefineStage(StageBase):
     """Error-guided refinement (LocLLM → Ext → guideline → priority → RefLLM → guard)."""
 
     name = "refine"
 
-    def __init__(self, shots: int = 1, max_errors: int = 4, max_tokens: int = 192):
-        """Args:
-            shots: few-shot examples per error type in the RefLLM prompt.
-            max_errors: most errors addressed in one rewrite (highest priority first).
-            max_tokens: most tokens RefLLM generates (LocLLM gets a third more).
-
-        Each is also read from ``PipelineConfig.options["refine"]``.
-        """
-        self.shots = shots
-        self.max_errors = max_errors
-        self.max_tokens = max_tokens
+    class Settings(StageSettings):
+        shots: int = Field(1, ge=0, description="few-shot examples per error type in the RefLLM prompt")
+        max_errors: int = Field(4, ge=1, description="most errors addressed in one rewrite "
+                                                      "(highest priority first)")
+        max_tokens: int = Field(192, ge=1, description="most tokens RefLLM generates "
+                                                        "(LocLLM gets a third more)")
+        priority: list[str] = Field(default_factory=lambda: list(guidelines.DEFAULT_PRIORITY),
+                                    description="error families in the order refinement addresses them "
+                                                "(ErrorLLM §3.3)")
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Refine ``ctx.sql`` guided by ``ctx.findings``.
@@ -78,25 +77,22 @@ class RefineStage:
 
     def _refine(self, ctx: StageContext, types: list[str], loc_backend: Any, ref_backend: Any,
                 book: CallBook, trace: StageTrace) -> None:
-        dialect = getattr(ctx.db, "dialect", "sqlite")
-        try:
-            tree = sql.parse(ctx.sql, dialect=dialect)
-        except SqlError:
-            tree = None  # refine from the text alone: no subtree, whole schema
+        dialect = ctx.dialect
+        tree = ctx.tree()  # None: refine from the text alone (no subtree, whole schema)
         schema = ctx.db.schema()
         all_nodes = nodes(tree, dialect) if tree is not None else []
-        result, error = execute_current(ctx)
+        result, error = ctx.execute()
         execution = exec_summary(result, error)
-        max_tokens = int(setting(ctx, self.name, "max_tokens", self.max_tokens))
+        max_tokens = self.settings.max_tokens
         locs = localize(ctx.findings, question=ctx.task.question, evidence=ctx.task.evidence,
                         sql_text=ctx.sql, all_nodes=all_nodes, schema=schema_text(schema),
                         execution=execution, backend=loc_backend, book=book,
                         max_tokens=max_tokens * 4 // 3)
-        priority = setting(ctx, self.name, "priority", guidelines.DEFAULT_PRIORITY)
+        priority = self.settings.priority
         ordered = guidelines.order([loc.error_type for loc in locs], priority)
         by_type = {loc.error_type: loc for loc in locs}
         briefs = []
-        for tid in ordered[: setting(ctx, self.name, "max_errors", self.max_errors)]:
+        for tid in ordered[: self.settings.max_errors]:
             loc = by_type[tid]
             ext = extract(tid, tree, schema, node_paths=loc.nodes, schema_refs=loc.schema_refs,
                           clauses=guidelines.load(tid).clauses, db=ctx.db,
@@ -107,14 +103,14 @@ class RefineStage:
         trace.detail["guidelines"] = {b.localization.error_type: b.guideline for b in briefs}
         trace.detail["extracts"] = [b.extract.to_dict() for b in briefs]
         msgs = build_messages(briefs, question=ctx.task.question, evidence=ctx.task.evidence,
-                              sql_text=ctx.sql, shots=setting(ctx, self.name, "shots", self.shots))
+                              sql_text=ctx.sql, shots=self.settings.shots)
         proposal = rewrite(ref_backend, msgs, book, max_tokens=max_tokens)
         trace.detail["addressed"] = proposal.addressed
         if proposal.no_change or not proposal.sql:
             trace.note = proposal.note or "the model proposed no SQL; original kept"
             return
         trace.candidate = proposal.sql
-        trace.verdict = guarded(ctx, proposal.sql)
+        trace.verdict = ctx.guard(proposal.sql)
         if not trace.verdict.accepted:
             trace.detail["rejected"] = trace.verdict.reason
         trace.note = "; ".join(x for x in (proposal.note, trace.verdict.reason) if x)

@@ -1,7 +1,7 @@
 """The static stage of the pipeline: run the rules, apply the strict fixes, guard the result.
 
-It follows the stage contract of docs/architecture.md (``name``, ``run(ctx) ->
-StageTrace``) and can be used on its own (``sqlmend bench static`` does).
+It follows the stage contract of :mod:`sqlmend.stage` and can be used on its own
+(``sqlmend bench static`` does).
 Only fixes of findings with effective severity ``strict`` are applied, all in
 one engine pass; the candidate then passes :func:`sqlmend.guard.validate`.
 Advisory findings are passed on to later stages as hints.
@@ -11,28 +11,26 @@ from __future__ import annotations
 
 import time
 
-from sqlmend import guard
+from pydantic import Field
+
 from sqlmend.errors import SqlError
 from sqlmend.rules import RuleContext, check, engine
-from sqlmend.types import StageContext, StageTrace
+from sqlmend.stage import StageBase, StageContext, StageSettings
+from sqlmend.types import StageTrace
 
 
-class StaticStage:
+class StaticStage(StageBase):
     """Static detection and proven repairs (ErrorLLM §3.2 static detection; MIRA §3.3.3 guard).
 
-    Args:
-        timeout: seconds the query, each probe and the guard's executions may run.
-        apply_fixes: apply strict fixes (False: detect only).
-        codes: run only these rules (all when omitted).
+    The query, each probe and the guard's executions run under the run's time
+    limit (``RunSettings.timeout``; probes at most 5 s each).
     """
 
     name = "static"
 
-    def __init__(self, timeout: float = 10.0, apply_fixes: bool = True,
-                 codes: list[str] | None = None):
-        self.timeout = timeout
-        self.apply_fixes = apply_fixes
-        self.codes = codes
+    class Settings(StageSettings):
+        apply_fixes: bool = Field(True, description="apply strict fixes (False: detect only)")
+        codes: list[str] | None = Field(None, description="run only these rules (default: all)")
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Run the stage on one task.
@@ -44,24 +42,21 @@ class StaticStage:
             The trace: findings, the candidate rewrite and the guard's verdict.
         """
         start = time.perf_counter()
-        rule_ctx = RuleContext(ctx.db, ctx.sql, ctx.task.question, timeout=self.timeout,
-                               exec_result=ctx.exec_result, exec_error=ctx.exec_error)
-        findings = check(ctx.db, ctx.sql, ctx.task.question, codes=self.codes, context=rule_ctx)
+        result, error = ctx.execute()
+        rule_ctx = RuleContext(ctx.db, ctx.sql, ctx.task.question, timeout=self.run_settings.timeout,
+                               exec_result=result, exec_error=error)
+        findings = check(ctx.db, ctx.sql, ctx.task.question, codes=self.settings.codes, context=rule_ctx)
         trace = StageTrace(stage=self.name, status="ran", findings=findings)
         trace.detail["probes"] = rule_ctx.probe.queries
         fixes = [fix for f in findings if f.severity == "strict" for fix in f.fixes]
-        if self.apply_fixes and fixes:
+        if self.settings.apply_fixes and fixes:
             trace.detail["fixes"] = fixes
             try:
                 trace.candidate = engine.apply(ctx.sql, fixes, dialect=rule_ctx.dialect)
             except SqlError as exc:  # FixError, or a tree the engine cannot write back
                 trace.note = f"fixes not applied: {exc}"
             else:
-                full = rule_ctx.exec_result  # capped: the guard re-runs a truncated input
-                trace.verdict = guard.validate(
-                    ctx.db, ctx.sql, trace.candidate, timeout=self.timeout,
-                    original_result=None if full is None or full.truncated else full,
-                    original_error=rule_ctx.exec_error)
+                trace.verdict = ctx.guard(trace.candidate)
         strict = sum(f.severity == "strict" for f in findings)
         summary = f"{len(findings)} finding(s), {strict} strict"
         if trace.verdict is not None:

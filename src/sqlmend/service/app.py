@@ -36,11 +36,12 @@ class CorrectRequest(BaseModel):
 
 
 def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
-               resolve: Any = None) -> Any:
+               resolve: Any = None, db_root: str | None = None) -> Any:
     """Build the FastAPI app.
 
     Args:
-        config: the pipeline configuration (its ``db_root`` names the databases).
+        config: the pipeline configuration.
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` that ``db_id`` names.
         allow_paths: accept ``db`` paths/URLs in requests (off: only ``db_id``).
         resolve: the model resolver (default: from the configuration).
 
@@ -50,10 +51,10 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
     from fastapi import FastAPI, HTTPException
 
     config = config or PipelineConfig()
-    pipe = Pipeline(config, resolve=resolve)
+    pipe = Pipeline(config, resolve=resolve, db_root=db_root)
     check_cfg = config.model_copy(update={"stages": [s for s in config.stage_names()
                                                      if s in CHECK_STAGES]})
-    checker = Pipeline(check_cfg, resolve=pipe.resolve)
+    checker = Pipeline(check_cfg, resolve=pipe.resolve, db_root=db_root)
     app = FastAPI(title="sqlmend", version="1",
                   description="Correct the SQL written by text-to-SQL systems.")
 
@@ -63,14 +64,12 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
         if not (req.db or req.db_id):
             raise HTTPException(400, "give db_id (or db)")
         task = Task(question_id=req.question_id, db_id=req.db_id or req.db or "", question=req.question,
-                    sql=req.sql, evidence=req.evidence)
-        target = p if not req.db else Pipeline(p.config.model_copy(update={"db": req.db}),
-                                               resolve=p.resolve)
-        return target.correct(task).to_dict()
+                    sql=req.sql, evidence=req.evidence, db=req.db or None)
+        return p.correct(task).to_dict()
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"strategy": config.strategy, "stages": pipe.available()}
+        return {"strategy": config.strategy, "stages": {name: True for name in config.stage_names()}}
 
     @app.post("/correct")
     def correct(req: CorrectRequest) -> dict[str, Any]:

@@ -14,12 +14,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from sqlmend.errors import ModelError
 from sqlmend.refine import prompts
 from sqlmend.refine.chat import CallBook, sql_from_text
-from sqlmend.refine.common import execute_current, guarded, setting
 from sqlmend.refine.extract import exec_summary, schema_text
-from sqlmend.types import ExecResult, StageContext, StageTrace
+from sqlmend.stage import StageBase, StageContext, StageSettings
+from sqlmend.types import ExecResult, StageTrace
 
 PROMPTS = Path(__file__).with_name("prompts")
 
@@ -33,7 +35,14 @@ def feedback(result: ExecResult | None, error: str | None) -> str:
     return json.dumps(exec_summary(result, None), default=str, ensure_ascii=False)
 
 
-class PromptBaseline:
+class BaselineSettings(StageSettings):
+    """The options of every prompted baseline (``--option refine.KEY=VALUE``)."""
+
+    rounds: int | None = Field(None, ge=1, description="most model rounds (default: the baseline's own)")
+    max_tokens: int | None = Field(None, ge=1, description="most tokens per answer (default: the baseline's own)")
+
+
+class PromptBaseline(StageBase):
     """A refinement baseline driven by one prompt file.
 
     Subclasses set ``name``, ``prompt`` (a file in ``baselines/prompts``) and
@@ -41,17 +50,18 @@ class PromptBaseline:
     """
 
     name = "baseline"
+    Settings = BaselineSettings
     prompt = ""
     rounds = 1
-    max_tokens = 256  # per answer (options["<name>"]["max_tokens"] overrides)
+    max_tokens = 256  # per answer (the max_tokens setting overrides)
     model_stage = "baseline"  # the llm stage whose model it uses
 
-    def __init__(self, rounds: int | None = None):
-        """Args:
-            rounds: most model rounds (default: the baseline's own).
-        """
-        if rounds is not None:
-            self.rounds = rounds
+    def __init__(self, settings: BaselineSettings | None = None, run: Any = None):
+        super().__init__(settings, run)
+        if self.settings.rounds is not None:
+            self.rounds = self.settings.rounds
+        if self.settings.max_tokens is not None:
+            self.max_tokens = self.settings.max_tokens
 
     # --- what a baseline may change ---------------------------------------
     def trigger(self, ctx: StageContext, result: ExecResult | None, error: str | None) -> str | None:
@@ -85,7 +95,7 @@ class PromptBaseline:
         """
         t0 = time.perf_counter()
         trace = StageTrace(stage=self.name, status="skipped")
-        result, error = execute_current(ctx)
+        result, error = ctx.execute()
         why = self.trigger(ctx, result, error)
         if why is None:
             trace.note = "trigger not met (executes and returns rows): no model call"
@@ -98,12 +108,11 @@ class PromptBaseline:
         trace.detail["trigger"] = why
         book = CallBook()
         current, fb = ctx.sql, feedback(result, error)
-        rounds = int(setting(ctx, self.name, "rounds", self.rounds))
         try:
-            for i in range(rounds):
+            for i in range(self.rounds):
                 res = book.ask(backend, self.messages(ctx, current, fb), stage=self.model_stage,
                                role=f"{self.name} round {i + 1}",
-                               max_tokens=int(setting(ctx, self.name, "max_tokens", self.max_tokens)))
+                               max_tokens=self.max_tokens)
                 new_sql = self.answer_sql(res.text)
                 stop = self.done(res.text, new_sql, ctx)
                 if new_sql and new_sql != current:
@@ -116,7 +125,7 @@ class PromptBaseline:
             trace.note = f"model failed, original kept: {type(exc).__name__}: {exc}"
         if current != ctx.sql:
             trace.candidate = current
-            trace.verdict = guarded(ctx, current)
+            trace.verdict = ctx.guard(current)
             trace.note = trace.note or trace.verdict.reason
         elif trace.status == "ran":
             trace.note = "the model kept the SQL"
@@ -131,7 +140,7 @@ class PromptBaseline:
     @staticmethod
     def _feedback_of(ctx: StageContext, sql_text: str) -> str:
         try:
-            return feedback(ctx.db.execute(sql_text, timeout=setting(ctx, "", "timeout", 30.0),
+            return feedback(ctx.db.execute(sql_text, timeout=ctx.run.timeout,
                                            max_rows=20), None)
         except Exception as exc:  # the engine's refusal is the feedback
             return feedback(None, getattr(exc, "engine_message", None) or str(exc))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from sqlmend.refine.baselines.base import PromptBaseline
-from sqlmend.types import ExecResult, StageContext
+from sqlmend.stage import StageContext
+from sqlmend.types import ExecResult
 
 
 class MacSqlStage(PromptBaseline):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmend.refine import prompts
 from sqlmend.refine.baselines.base import PromptBaseline
-from sqlmend.types import StageContext
+from sqlmend.stage import StageContext
 
 
 class SelfCorrectionStage(PromptBaseline):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.refine.baselines.base import PromptBaseline
-from sqlmend.types import StageContext
+from sqlmend.stage import StageContext
 
 
 class SelfDebugStage(PromptBaseline):

@@ -1,0 +1,216 @@
+"""The stage contract: what every pipeline stage receives, how it is configured, what it returns.
+
+A stage is a class with
+
+- ``name`` - its name in ``--stages`` and in ``--option NAME.key=value``;
+- ``Settings`` - a pydantic model (a subclass of :class:`StageSettings`, so
+  ``extra="forbid"``) holding every option the stage reads;
+- ``from_config(options, run)`` - builds the stage from the raw options of its
+  name (validated against ``Settings``: an unknown key fails at start, naming
+  the known keys) and the run-wide :class:`RunSettings`;
+- ``run(ctx) -> StageTrace``.
+
+:class:`StageContext` owns the current SQL's parsed tree and its execution
+result: each is computed once per SQL version and shared by every stage, and
+both are reset when a rewrite is accepted (:meth:`StageContext.accept`). A
+stage that proposes a rewrite puts it in ``StageTrace.candidate`` with the
+verdict of :meth:`StageContext.guard` in ``StageTrace.verdict``.
+
+>>> class Echo(StageBase):
+...     name = "echo"
+...     class Settings(StageSettings):
+...         loud: bool = False
+...     def run(self, ctx):
+...         return StageTrace(self.name, "ran", note=ctx.sql.upper() if self.settings.loud else ctx.sql)
+>>> Echo.from_config({"loud": True}, RunSettings()).settings.loud
+True
+>>> Echo.from_config({"lod": True}, RunSettings())
+Traceback (most recent call last):
+...
+sqlmend.errors.ConfigError: unknown option(s) for stage 'echo': lod; known: loud
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sqlmend import guard, sql
+from sqlmend.errors import ConfigError, DatabaseError, QueryTimeout, SqlError
+from sqlmend.types import Backend, Database, ExecResult, Finding, GuardVerdict, StageTrace, Task
+
+
+class RunSettings(BaseModel):
+    """Run-wide limits every stage honours (from ``PipelineConfig``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout: float = Field(30.0, gt=0, description="seconds per SQL execution (query, probes, guard)")
+    max_rows: int = Field(10_000, gt=0, description="rows fetched per execution")
+
+
+class StageSettings(BaseModel):
+    """Base of every stage's settings: typed, and a misspelt key is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def settings_of(cls: type[StageSettings], stage: str, options: dict[str, Any] | None) -> StageSettings:
+    """Validate the raw options of one stage against its settings model.
+
+    Args:
+        cls: the stage's ``Settings`` class.
+        stage: the stage's name (for the message).
+        options: ``{key: value}`` as given (``--option stage.key=value``, a config file, code).
+
+    Returns:
+        The validated settings.
+
+    Raises:
+        ConfigError: an unknown key (the message names the known keys) or a bad value.
+    """
+    options = dict(options or {})
+    known = sorted(cls.model_fields)
+    unknown = sorted(k for k in options if k not in cls.model_fields)
+    if unknown:
+        raise ConfigError(f"unknown option(s) for stage {stage!r}: {', '.join(unknown)}; "
+                          f"known: {', '.join(known) or '(none)'}")
+    try:
+        return cls.model_validate(options)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"bad option(s) for stage {stage!r}: {problems}") from exc
+
+
+class Stage(Protocol):
+    """What the pipeline requires of a stage."""
+
+    name: ClassVar[str]
+    Settings: ClassVar[type[StageSettings]]
+
+    @classmethod
+    def from_config(cls, options: dict[str, Any], run: RunSettings) -> "Stage": ...
+
+    def run(self, ctx: "StageContext") -> StageTrace: ...
+
+
+class StageBase:
+    """The constructor and ``from_config`` every stage shares (subclasses set ``name``, ``Settings``)."""
+
+    name: ClassVar[str] = ""
+    Settings: ClassVar[type[StageSettings]] = StageSettings
+
+    def __init__(self, settings: StageSettings | None = None, run: RunSettings | None = None):
+        """Args:
+            settings: the stage's settings (defaults when omitted).
+            run: the run-wide limits (defaults when omitted).
+        """
+        self.settings = settings if settings is not None else self.Settings()
+        self.run_settings = run if run is not None else RunSettings()
+
+    @classmethod
+    def from_config(cls, options: dict[str, Any] | None = None, run: RunSettings | None = None):
+        """Build the stage from its raw options and the run-wide settings.
+
+        Raises:
+            ConfigError: an unknown option key or a bad value.
+        """
+        return cls(settings_of(cls.Settings, cls.name, options), run)
+
+    def run(self, ctx: "StageContext") -> StageTrace:  # pragma: no cover - the interface
+        raise NotImplementedError
+
+
+def exec_error_text(exc: DatabaseError) -> str:
+    """How an execution failure reads in findings and prompts (one wording for every stage)."""
+    if isinstance(exc, QueryTimeout):
+        return f"timeout: {exc}"
+    return getattr(exc, "engine_message", None) or str(exc)
+
+
+@dataclass
+class StageContext:
+    """What a pipeline stage receives.
+
+    ``db`` is the open database; ``sql`` the current SQL (the input, or the last
+    rewrite a guard accepted); ``findings`` the findings of earlier stages not
+    fixed yet; ``traces`` what earlier stages did; ``run`` the run-wide limits;
+    ``resolve(stage)`` the model backend configured for a stage, or ``None``.
+    """
+
+    task: Task
+    db: Database
+    sql: str
+    run: RunSettings = field(default_factory=RunSettings)
+    resolve: Callable[[str], Backend | None] | None = None
+    findings: list[Finding] = field(default_factory=list)
+    traces: list[StageTrace] = field(default_factory=list)
+    _tree: Any = field(default=None, repr=False)
+    _parse_error: str | None = field(default=None, repr=False)
+    _parsed: bool = field(default=False, repr=False)
+    _exec: tuple[ExecResult | None, str | None] | None = field(default=None, repr=False)
+
+    @property
+    def dialect(self) -> str:
+        """The database's sqlglot dialect."""
+        return getattr(self.db, "dialect", "sqlite")
+
+    def backend(self, stage: str) -> Backend | None:
+        """Return the model backend for ``stage``, or ``None`` (no resolver or none configured)."""
+        return self.resolve(stage) if self.resolve is not None else None
+
+    def tree(self) -> Any:
+        """The current SQL parsed (once per SQL version), or ``None`` when it does not parse.
+
+        Callers that edit the tree must copy it first (``tree.copy()``): it is shared.
+        """
+        if not self._parsed:
+            try:
+                self._tree = sql.parse(self.sql, dialect=self.dialect)
+            except SqlError as exc:
+                self._tree, self._parse_error = None, str(exc)
+            self._parsed = True
+        return self._tree
+
+    @property
+    def parse_error(self) -> str | None:
+        """Why the current SQL does not parse (``None`` when it does)."""
+        self.tree()
+        return self._parse_error
+
+    def execute(self) -> tuple[ExecResult | None, str | None]:
+        """Execute the current SQL once per SQL version (run-wide time limit and row cap).
+
+        Returns:
+            ``(result, None)``, or ``(None, why it failed)`` - the engine's message,
+            ``timeout: ...``, or the read-only layer's refusal.
+        """
+        if self._exec is None:
+            try:
+                self._exec = (self.db.execute(self.sql, timeout=self.run.timeout,
+                                              max_rows=self.run.max_rows), None)
+            except DatabaseError as exc:
+                self._exec = (None, exec_error_text(exc))
+        return self._exec
+
+    def set_execution(self, result: ExecResult | None, error: str | None) -> None:
+        """Record the current SQL's execution when a caller already has it."""
+        self._exec = (result, error)
+
+    def guard(self, candidate: str) -> GuardVerdict:
+        """Pass a candidate through the validate-or-retain guard against the current SQL.
+
+        The current SQL's result is reused unless it was cut at the row cap.
+        """
+        result, error = self.execute()
+        return guard.validate(self.db, self.sql, candidate, timeout=self.run.timeout,
+                              max_rows=self.run.max_rows,
+                              original_result=None if result is not None and result.truncated else result,
+                              original_error=error)
+
+    def accept(self, new_sql: str) -> None:
+        """Make an accepted rewrite the current SQL (its tree and result are computed anew)."""
+        self.sql = new_sql
+        self._tree, self._parse_error, self._parsed, self._exec = None, None, False, None
