@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from sqlmend.bench.hardness import hardness
-from sqlmend.errors import DatasetError
+from sqlmend.db import benchmark_db
+from sqlmend.errors import DatabaseNotFoundError, DatasetError
 from sqlmend.paths import data_root as find_data_root
 from sqlmend.types import Task
 
@@ -119,11 +120,10 @@ class Dataset:
         if db_id not in self._db_cache:
             path = None
             if self.db_root is not None:
-                for ext in (".sqlite", ".db", ".sqlite3"):
-                    candidate = self.db_root / db_id / f"{db_id}{ext}"
-                    if candidate.is_file():
-                        path = candidate
-                        break
+                try:
+                    path = benchmark_db(self.db_root, db_id)
+                except DatabaseNotFoundError:
+                    path = None
             self._db_cache[db_id] = path
         return self._db_cache[db_id]
 

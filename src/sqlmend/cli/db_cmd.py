@@ -22,6 +22,16 @@ db_app = typer.Typer(help="Look at a database the way sqlmend sees it: schema, k
 _DATA_HELP = "Benchmark data folder (the one holding spider/); default: $SQLMEND_DATA or ../shared/data."
 
 
+def _located(root, db_id: str):
+    """The database file of ``db_id`` under ``root``, or None when it is absent."""
+    from sqlmend.db import benchmark_db
+
+    try:
+        return benchmark_db(root, db_id)
+    except SqlmendError:
+        return None
+
+
 def _resolve(target: str, root: str | None) -> str:
     """A path or URL as given, else a Spider database id looked up under the data root."""
     if "://" in target or os.path.exists(target):
@@ -97,9 +107,9 @@ def values_bench_cmd(
     except SqlmendError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    paths = [spider / "database" / i / f"{i}.sqlite" for i in ids]
-    missing = [i for i, p in zip(ids, paths) if not p.exists()]
-    present = [p for p in paths if p.exists()]
+    located = {i: _located(spider / "database", i) for i in ids}
+    missing = [i for i, p in located.items() if p is None]
+    present = [p for p in located.values() if p is not None]
     result = bench_values(present, probes_per_db=probes, repeat=repeat,
                           progress=lambda xs: tqdm(xs, desc="value index", unit="db"))
     builds = sorted(result.build_seconds.values())

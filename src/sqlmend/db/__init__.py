@@ -17,6 +17,7 @@ the engine, and every engine refuses writes again on its own.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from sqlmend.db.base import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Database, quote_ident
@@ -61,8 +62,18 @@ def connect(target: str | os.PathLike) -> Database:
     return SqliteDatabase(text)
 
 
+#: File endings of a benchmark database, in the order they are tried.
+BENCHMARK_EXTENSIONS = (".sqlite", ".db", ".sqlite3")
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
+
+
 def benchmark_db(root: str | os.PathLike, db_id: str) -> Path:
     """Return the SQLite file of one database of a benchmark laid out as ``<root>/<db_id>/<db_id>.sqlite``.
+
+    This is the one place that layout is built (``.db`` and ``.sqlite3`` files are
+    found too). A ``db_id`` must be a plain name: letters, digits, ``_``, ``.``, ``-``,
+    never a path.
 
     Args:
         root: the benchmark's database folder (e.g. ``.../spider/database``).
@@ -72,13 +83,18 @@ def benchmark_db(root: str | os.PathLike, db_id: str) -> Path:
         The path of the file.
 
     Raises:
-        DatabaseNotFoundError: the file does not exist.
+        DatabaseNotFoundError: ``db_id`` is not a plain name, or the file does not exist
+            (the message names the id, not the server's folder).
     """
-    path = Path(root).expanduser() / db_id / f"{db_id}.sqlite"
-    if not path.is_file():
-        raise DatabaseNotFoundError(f"database {db_id!r} not found: no {path}")
-    return path
+    if not isinstance(db_id, str) or not _PLAIN_ID.fullmatch(db_id) or ".." in db_id:
+        raise DatabaseNotFoundError(f"invalid database id {db_id!r}: a plain name is expected")
+    folder = Path(root).expanduser() / db_id
+    for ext in BENCHMARK_EXTENSIONS:
+        path = folder / f"{db_id}{ext}"
+        if path.is_file():
+            return path
+    raise DatabaseNotFoundError(f"database {db_id!r} not found")
 
 
 __all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT", "MODES", "Database", "ValueIndex", "ValueMatch",
-           "benchmark_db", "connect", "quote_ident"]
+           "BENCHMARK_EXTENSIONS", "benchmark_db", "connect", "quote_ident"]
