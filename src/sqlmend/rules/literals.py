@@ -8,6 +8,7 @@ that is exact (:func:`sqlmend.rules.values.index_decides`), else of the engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 from sqlmend import guard
@@ -16,6 +17,7 @@ from sqlmend.rules import engine
 from sqlmend.rules.analysis import Comparison, node_path
 from sqlmend.rules.base import RuleContext
 from sqlmend.rules.values import index_decides
+from sqlmend.types import Finding
 
 #: Operators whose literal must occur in the column for the comparison to mean anything.
 EQUALITY_OPS = {"eq": "=", "neq": "=", "in": "=", "not_in": "="}
@@ -103,3 +105,35 @@ def changes_result(ctx: RuleContext, fixes: list[dict]) -> bool:
                              original_result=None if result is None or result.truncated else result,
                              original_error=ctx.exec_error)
     return verdict.accepted
+
+
+def literal_finding(rule: Any, absent: AbsentLiteral, detail: str, evidence: dict[str, Any],
+                    fixes: list[dict] | None = None, also: Iterable[str] = ()) -> Finding:
+    """A value rule's finding on one absent literal (located at it, naming its column).
+
+    Args:
+        rule: the rule reporting it.
+        absent: the literal no row holds.
+        detail: specifics appended to the rule's message.
+        evidence: what the data showed (the literal itself is added).
+        fixes: fixes as data, when proven.
+        also: further ``table.column`` references (where the value is stored instead).
+
+    Returns:
+        The finding.
+    """
+    return rule.finding(detail=detail, location=absent.location,
+                        schema_refs=[absent.table, f"{absent.table}.{absent.column}", *also],
+                        evidence={"literal": absent.value, **evidence}, fixes=fixes)
+
+
+def unless_moot(ctx: RuleContext, findings: list[Finding]) -> list[Finding]:
+    """Keep literal replacements only when, together, they change the query's result.
+
+    When the stored values give the same answer the mismatch is moot here, and
+    nothing is reported.
+    """
+    if findings and not changes_result(ctx, [f.fixes[0] for f in findings]):
+        return []
+    return findings
+

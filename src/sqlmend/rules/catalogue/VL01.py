@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals, changes_result, replacement_fix
+from sqlmend.rules.literals import absent_literals, literal_finding, replacement_fix, unless_moot
 from sqlmend.rules.values import spellings
 from sqlmend.types import Finding
 
@@ -41,18 +41,11 @@ class CaseVariant(Rule):
             if len(variants) != 1:
                 continue
             stored = variants[0]
-            fix = replacement_fix(ctx, absent, stored)
-            out.append(self.finding(
-                detail=f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
-                location=absent.location,
-                schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
-                evidence={"literal": absent.value, "stored": stored, "matches_as_written": 0,
-                          "source": "value index (trim)"},
-                fixes=[fix],
-            ))
-        if out and not changes_result(ctx, [f.fixes[0] for f in out]):
-            return []  # the stored values give the same answer: the mismatch is moot here
-        return out
+            out.append(literal_finding(
+                self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
+                {"stored": stored, "matches_as_written": 0, "source": "value index (trim)"},
+                fixes=[replacement_fix(ctx, absent, stored)]))
+        return unless_moot(ctx, out)
 
 
 RULE = CaseVariant()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals
+from sqlmend.rules.literals import absent_literals, literal_finding
 from sqlmend.rules.values import as_number
 from sqlmend.types import Finding
 
@@ -46,12 +46,9 @@ class TypeNeverHeld(Rule):
                 mismatch = all(_numeric(v) and not isinstance(v, str) for v in sample)
             if not mismatch:
                 continue
-            out.append(self.finding(
-                detail=f"({absent.table}.{absent.column} holds e.g. {sample[:5]!r})",
-                location=absent.location,
-                schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
-                evidence={"literal": absent.value, "stored_sample": sample[:10]},
-            ))
+            out.append(literal_finding(
+                self, absent, f"({absent.table}.{absent.column} holds e.g. {sample[:5]!r})",
+                {"stored_sample": sample[:10]}))
         return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals
+from sqlmend.rules.literals import absent_literals, literal_finding
 from sqlmend.rules.values import holders, spellings
 from sqlmend.types import Finding
 
@@ -41,15 +41,10 @@ class StoredElsewhere(Rule):
             if not found:
                 continue
             where = ", ".join(f"{m.table}.{m.column}" for m in found)
-            out.append(self.finding(
-                detail=f"({absent.value!r} is stored in {where})",
-                location=absent.location,
-                schema_refs=[absent.table, f"{absent.table}.{absent.column}",
-                             *(f"{m.table}.{m.column}" for m in found)],
-                evidence={"literal": absent.value,
-                          "holders": [{"table": m.table, "column": m.column, "stored": m.value}
-                                      for m in found]},
-            ))
+            out.append(literal_finding(
+                self, absent, f"({absent.value!r} is stored in {where})",
+                {"holders": [{"table": m.table, "column": m.column, "stored": m.value} for m in found]},
+                also=[f"{m.table}.{m.column}" for m in found]))
         return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals
+from sqlmend.rules.literals import absent_literals, literal_finding
 from sqlmend.rules.values import as_number, holders, spellings, variants
 from sqlmend.types import Finding
 
@@ -41,13 +41,9 @@ class StoredNowhere(Rule):
                 continue  # VL01's / VL05's business
             if holders(ctx, absent.value, exclude=(absent.table, absent.column), limit=1):
                 continue
-            out.append(self.finding(
-                detail=f"({absent.value!r})",
-                location=absent.location,
-                schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
-                evidence={"literal": absent.value,
-                          "stored_sample": ctx.probe.sample(absent.table, absent.column, 10)},
-            ))
+            out.append(literal_finding(
+                self, absent, f"({absent.value!r})",
+                {"stored_sample": ctx.probe.sample(absent.table, absent.column, 10)}))
         return out
 
 

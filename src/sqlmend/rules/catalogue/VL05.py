@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals, changes_result, replacement_fix
+from sqlmend.rules.literals import absent_literals, literal_finding, replacement_fix, unless_moot
 from sqlmend.rules.values import spellings, variants
 from sqlmend.types import Finding
 
@@ -43,17 +43,11 @@ class FormVariant(Rule):
             if len(found) != 1:
                 continue
             stored, kind = found[0]
-            out.append(self.finding(
-                detail=f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r}: {kind})",
-                location=absent.location,
-                schema_refs=[absent.table, f"{absent.table}.{absent.column}"],
-                evidence={"literal": absent.value, "stored": stored, "kind": kind,
-                          "matches_as_written": 0, "source": "value index"},
-                fixes=[replacement_fix(ctx, absent, stored)],
-            ))
-        if out and not changes_result(ctx, [f.fixes[0] for f in out]):
-            return []  # the stored values give the same answer: the mismatch is moot here
-        return out
+            out.append(literal_finding(
+                self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r}: {kind})",
+                {"stored": stored, "kind": kind, "matches_as_written": 0, "source": "value index"},
+                fixes=[replacement_fix(ctx, absent, stored)]))
+        return unless_moot(ctx, out)
 
 
 RULE = FormVariant()
