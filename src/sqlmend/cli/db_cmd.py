@@ -96,7 +96,7 @@ def values_bench_cmd(
     markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table for docs/benchmarks.md."),
 ) -> None:
     """Value index: build time, cache load time and lookup latency per mode over Spider's databases."""
-    from sqlmend.db.speed import bench_values
+    from sqlmend.bench.value_speed import bench_values
 
     try:
         spider = data_root(data) / "spider"

@@ -11,96 +11,27 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections import defaultdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
-from tqdm import tqdm
 
+from sqlmend.bench.memory import ABLATIONS, bench_memory, build_all, history_cases, llm_config, split_for
 from sqlmend.cli import bench_app
+from sqlmend.cli.output import QUIET, print_table
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.memory.build import BuildReport, Correction, build_memory
-from sqlmend.memory.split import Split, load_split, save_split, split_tasks
 from sqlmend.memory.store import MemoryStore, store_root
 
 memory_app = typer.Typer(help="MIRA's repair memory: build it from confirmed corrections, inspect it.",
                          no_args_is_help=True)
 console = Console(stderr=True)
 
-ABLATIONS = {"full": {}, "no-decompose": {"decompose": False}, "no-verify": {"verify": False},
-             "no-local": {"local": False}}
-
-
-def _llm(model: str | None) -> Any:
-    if not model:
-        return None
-    from sqlmend import llm
-
-    return llm.LLMConfig.local() if model == "local" else llm.LLMConfig.load(model)
-
-
-def _split(dataset: Any, path: Path | None, fraction: float, seed: int) -> Split:
-    if path is not None and path.exists():
-        return load_split(path)
-    split = split_tasks(dataset.tasks, fraction=fraction, seed=seed)
-    if path is not None:
-        save_split(split, path)
-    return split
-
-
-def _history(dataset: Any, preds: dict[str, str], split: Split, workers: int) -> dict[str, list[Correction]]:
-    """The confirmed corrections of the history part: wrong predictions with their gold."""
-    from sqlmend.bench.datasets import Dataset
-    from sqlmend.bench.evaluate import evaluate
-
-    hist = Dataset(dataset.name, [dataset.task(q) for q in split.history], db_root=dataset.db_root)
-    report = evaluate(hist, preds, workers=workers, progress=True, label="history")
-    cases: dict[str, list[Correction]] = defaultdict(list)
-    for r in report.results:
-        if r.scored and not r.correct and dataset.db_path(r.db_id) is not None:
-            t = dataset.task(r.question_id)
-            cases[t.db_id].append(Correction(t.question_id, t.question, preds[t.question_id], t.gold or ""))
-    return cases
-
-
-def build_all(dataset: Any, cases: dict[str, list[Correction]], folder: Path, cfg: Any = None,
-              decompose: bool = True, fresh: bool = False) -> BuildReport:
-    """Rebuild the memory of every database of ``cases`` in ``folder``.
-
-    Args:
-        dataset: the dataset (its database paths).
-        cases: the historical corrections per database.
-        folder: the store folder.
-        cfg: an llm config (judge, recovery, embedder); None: mechanical items only.
-        decompose: False: the "w/o repair-unit decomposition" ablation.
-        fresh: True empties the whole folder first; False clears only the stores
-            of the databases in ``cases`` (other databases' memories stay).
-
-    Returns:
-        The summed build report.
-    """
-    if fresh:
-        shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True, exist_ok=True)
-    total = BuildReport()
-    judge = cfg.resolve("judge") if cfg else None
-    recovery = cfg.resolve("recovery") if cfg else None
-    embedder = cfg.resolve("embedder") if cfg else None
-    for db_id in tqdm(sorted(cases), desc="memory build", unit="db"):
-        try:
-            with connect(dataset.db_path(db_id)) as db, MemoryStore(folder, db_id) as store:
-                store.clear()
-                total.add(build_memory(db, db_id, cases[db_id], store, judge, embedder, decompose,
-                                       recovery_backend=recovery))
-        except SqlmendError as e:
-            console.print(f"[red]{db_id}: {e}[/red]")
-    return total
+def _build_error(db_id: str, error: SqlmendError) -> None:
+    console.print(f"[red]{escape(f'{db_id}: {error}')}[/red]")
 
 
 def _print_build(report: BuildReport, folder: Path) -> None:
@@ -124,6 +55,7 @@ def build_cmd(
     model: Optional[str] = typer.Option(None, help="'local' for the embedded models, or an llm config file"),
     no_decompose: bool = typer.Option(False, help="ablation: one item per correction"),
     workers: int = typer.Option(2, help="evaluation worker processes"),
+    quiet: bool = QUIET,
 ) -> None:
     """Build each database's repair memory from the history part of a split (MIRA §3.2)."""
     from sqlmend.bench.datasets import load_dataset
@@ -131,9 +63,10 @@ def build_cmd(
 
     ds = load_dataset(dataset)
     preds = load_predictions(pred, ds)
-    sp = _split(ds, split, fraction, seed)
+    sp = split_for(ds, split, fraction, seed)
     folder = store_root(namespace, store)
-    report = build_all(ds, _history(ds, preds, sp, workers), folder, _llm(model), not no_decompose)
+    report = build_all(ds, history_cases(ds, preds, sp, workers, not quiet), folder, llm_config(model),
+                       not no_decompose, progress=not quiet, on_error=_build_error)
     _print_build(report, folder)
 
 
@@ -150,7 +83,7 @@ def add_cmd(
     model: Optional[str] = typer.Option(None, help="'local' or an llm config file for judge/recovery"),
 ) -> None:
     """Add one confirmed correction to a database's memory (§3.2)."""
-    cfg = _llm(model)
+    cfg = llm_config(model)
     db_id = db_id or db.stem
     folder = store_root(namespace, store)
     with connect(db) as conn, MemoryStore(folder, db_id) as st:
@@ -181,110 +114,14 @@ def show_cmd(
     if as_json:
         typer.echo(json.dumps([i.to_dict() | {"vector": bool(i.vector)} for i in items], indent=1, default=str))
         return
-    table = Table(title=f"{db_id}: {len(items)} items ({folder})")
-    for col in ("id", "kind", "error type", "required behaviour", "local check", "keys", "source"):
-        table.add_column(col, overflow="fold")
-    for i in items:
-        table.add_row(i.id, i.kind, i.error_type, i.contract.required_behavior, i.check.violation,
-                      " ".join(i.keys[:4]), i.support.question_id)
-    Console().print(table)
+    print_table(("id", "kind", "error type", "required behaviour", "local check", "keys", "source"),
+                [(i.id, i.kind, i.error_type, i.contract.required_behavior, i.check.violation,
+                  " ".join(i.keys[:4]), i.support.question_id) for i in items],
+                title=f"{db_id}: {len(items)} items ({folder})")
     if rejections:
-        Console().print(f"{len(rejections)} corrections or groups gave no item, e.g.:")
+        typer.echo(f"{len(rejections)} corrections or groups gave no item, e.g.:")
         for qid, stage, reason in rejections[:10]:
-            Console().print(escape(f"  {qid} [{stage}] {reason}"))
-
-
-def _log_usage(since: float, tag: str | None = None) -> dict[str, int]:
-    """Calls, cache hits, errors and tokens in the llm call log since ``since`` (all stages)."""
-    from sqlmend.llm import CallLog
-
-    rows = CallLog().summary(tag=tag, since=since)
-    return {k: int(sum(r.get(k) or 0 for r in rows)) for k in ("calls", "cache_hits", "errors", "tokens_in",
-                                                                "tokens_out")} | \
-        {"by_stage": {r["stage"]: int(r["calls"]) for r in rows}}
-
-
-def bench_one(pred: Path, dataset: str, split_path: Path | None, fraction: float, seed: int,
-              ablation: str, model: str | None, workers: int, databases: list[str] | None = None) -> dict[str, Any]:
-    """Build memory from the history part, correct the test part, pair the evaluations (MIRA §4).
-
-    Args:
-        pred: the prediction file.
-        dataset: the dataset name.
-        split_path: the split file (created if absent).
-        fraction: history share per database.
-        seed: split seed.
-        ablation: a key of :data:`ABLATIONS`.
-        model: None (mechanical), "local" or an llm config file.
-        workers: evaluation worker processes.
-        databases: only these databases (history and test); None: all.
-
-    Returns:
-        The JSON-able result: items, paired report, offline and online usage
-        (counted by the stage, and read from the llm call log).
-    """
-    import time
-
-    from sqlmend import llm
-
-    from sqlmend.bench.compare import compare
-    from sqlmend.bench.datasets import Dataset, load_dataset
-    from sqlmend.bench.evaluate import evaluate
-    from sqlmend.bench.predictions import load_predictions
-    from sqlmend.pipeline import PipelineConfig, correct_batch
-
-    ds = load_dataset(dataset)
-    preds = load_predictions(pred, ds)
-    sp = _split(ds, split_path, fraction, seed)
-    opts = ABLATIONS[ablation]
-    cfg = _llm(model)
-    if databases:
-        keep = set(databases)
-        sp = Split([q for q in sp.history if ds.task(q).db_id in keep], [q for q in sp.test if ds.task(q).db_id in keep],
-                   sp.fraction, sp.seed)
-    folder = store_root(f"bench-{pred.stem}-{ablation}-{model or 'nomodel'}")
-    t0 = time.time()
-    with llm.tagged(f"memory-bench-offline-{t0}"):
-        built = build_all(ds, _history(ds, preds, sp, workers), folder, cfg, opts.get("decompose", True), fresh=True)
-    offline_log = _log_usage(t0, f"memory-bench-offline-{t0}") if cfg else {}
-    _print_build(built, folder)
-    test_ids = [q for q in sp.test if ds.db_path(ds.task(q).db_id) is not None]
-    tasks = [t for t in ds.with_sql(preds) if t.question_id in set(test_ids)]
-    config = PipelineConfig(stages=["memory", "guard"], workers=2,
-                            options={"memory": {"store": str(folder), "verify": opts.get("verify", True),
-                                                "local": opts.get("local", True)}})
-    t1 = time.time()
-    corrections = correct_batch(tasks, config, progress=True, resolve=(cfg.resolve if cfg else lambda s: None),
-                                db_root=ds.db_root)
-    online_log = _log_usage(t1) if cfg else {}
-    test = Dataset(ds.name, [ds.task(q) for q in test_ids], db_root=ds.db_root)
-    before = evaluate(test, preds, workers=workers, label=pred.stem)
-    after = evaluate(test, {c.question_id: c.sql for c in corrections}, workers=workers, label="memory")
-    paired = compare(before, after)
-    mem = [s for c in corrections for s in c.stages if s.stage == "memory"]
-    hows = defaultdict(int)
-    for s in mem:
-        if s.verdict is not None and s.verdict.accepted:
-            hows[s.detail.get("how", "?")] += 1
-    n = len(tasks) or 1
-    return {"pred": pred.name, "ablation": ablation, "model": model or "none", "items": built.items,
-            "items_by_kind": dict(built.by_kind), "history_corrections": built.corrections,
-            "rejected": dict(built.rejected), "test": len(tasks),
-            "fixed": len(paired.all.fixed), "regressed": len(paired.all.regressed),
-            "changed": len(paired.all.changed), "before_ex": round(paired.all.before_ex, 2),
-            "after_ex": round(paired.all.after_ex, 2), "delta_ex": round(paired.all.delta_ex, 2),
-            "accepted_by": dict(hows),
-            "offline": {"chat": built.usage.chat, "embed": built.usage.embed,
-                        "tokens_in": built.usage.tokens_in, "tokens_out": built.usage.tokens_out},
-            "online_per_query": {"calls": round(sum(s.calls for s in mem) / n, 3),
-                                 "tokens_in": round(sum(s.tokens_in for s in mem) / n, 1),
-                                 "tokens_out": round(sum(s.tokens_out for s in mem) / n, 1)},
-            "call_log": {"offline": offline_log, "online": online_log,
-                         "online_calls_per_query": round(online_log.get("calls", 0) / n, 3),
-                         "online_tokens_per_query": round((online_log.get("tokens_in", 0) +
-                                                           online_log.get("tokens_out", 0)) / n, 1)},
-            "databases": sorted({ds.task(q).db_id for q in test_ids}),
-            "fixed_ids": paired.all.fixed, "regressed_ids": paired.all.regressed}
+            typer.echo(f"  {qid} [{stage}] {reason}")
 
 
 def bench_memory_cmd(
@@ -299,6 +136,7 @@ def bench_memory_cmd(
     out: Optional[Path] = typer.Option(None, help="write the results as JSON here"),
     databases: Optional[str] = typer.Option(None, help="comma-separated database ids: only their history "
                                                        "and test questions (a subset for slow models)"),
+    quiet: bool = QUIET,
 ) -> None:
     """Repair memory on a split: items built, fixed / regressed / ΔEX on the test part, model usage.
 
@@ -309,16 +147,14 @@ def bench_memory_cmd(
     if ablation not in ABLATIONS:
         raise typer.BadParameter(f"--ablation must be one of {', '.join(ABLATIONS)}")
     dbs = [d.strip() for d in databases.split(",") if d.strip()] if databases else None
-    rows = [bench_one(p, dataset, split, fraction, seed, ablation, model, workers, dbs) for p in pred]
-    table = Table(title=f"repair memory ({ablation}, model {model or 'none'})")
-    for col in ("predictions", "items", "test", "fixed", "regressed", "ΔEX pp", "EX before→after",
-                "online calls/q", "offline calls"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["pred"], str(r["items"]), str(r["test"]), str(r["fixed"]), str(r["regressed"]),
-                      f"{r['delta_ex']:+.2f}", f"{r['before_ex']:.2f}→{r['after_ex']:.2f}",
-                      str(r["online_per_query"]["calls"]), str(r["offline"]["chat"] + r["offline"]["embed"]))
-    Console().print(table)
+    rows = [bench_memory(p, dataset, split, fraction, seed, ablation, model, workers, dbs, progress=not quiet,
+                         report_build=None if quiet else _print_build, on_error=_build_error) for p in pred]
+    print_table(("predictions", "items", "test", "fixed", "regressed", "ΔEX pp", "EX before→after",
+                 "online calls/q", "offline calls"),
+                [(r["pred"], r["items"], r["test"], r["fixed"], r["regressed"], f"{r['delta_ex']:+.2f}",
+                  f"{r['before_ex']:.2f}→{r['after_ex']:.2f}", r["online_per_query"]["calls"],
+                  r["offline"]["chat"] + r["offline"]["embed"]) for r in rows],
+                title=f"repair memory ({ablation}, model {model or 'none'})")
     if out is not None:
         out.write_text(json.dumps(rows, indent=1))
 

@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from sqlmend.llm import bench
+        from sqlmend.bench import llm_speed as bench
         from sqlmend.paths import data_root as find_data
 
         console = Console()

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-from dataclasses import replace
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from tqdm import tqdm
 
 from sqlmend import rules
+from sqlmend.cli.output import QUIET, QUIET_LONG, print_table
 from sqlmend.errors import SqlmendError
-from sqlmend.rules.measure import Judged, detection, latency
-from sqlmend.rules.stage import StaticStage
-from sqlmend.stage import RunSettings, StageContext
 from sqlmend.types import Task
-
-_console = Console()
 
 
 def _finding_lines(findings) -> list[str]:
@@ -37,11 +27,6 @@ def _finding_lines(findings) -> list[str]:
     return out
 
 
-def _run_stage(db: Any, task: Task, timeout: float):
-    run = RunSettings(timeout=timeout)
-    return StaticStage(run=run).run(StageContext(task=task, db=db, sql=task.sql, run=run))
-
-
 def check_cmd(
     db: str = typer.Option(None, "--db", help="Database: a .sqlite path, postgresql://... or duckdb:///..."),
     question: str = typer.Option("", "--question", "-q", help="The natural-language question."),
@@ -50,6 +35,7 @@ def check_cmd(
     pred: Path = typer.Option(None, "--pred", help="Batch form: a prediction file for --dataset."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per line in batch form)."),
     timeout: float = typer.Option(10.0, help="Seconds each query and probe may run."),
+    quiet: bool = QUIET_LONG,
 ) -> None:
     """Run the static rules on one SQL (--db/--sql) or on a prediction file (--dataset/--pred).
 
@@ -57,17 +43,18 @@ def check_cmd(
     evidence and proven fix, and the rewrite the strict fixes give when the
     validate-or-retain guard accepts it.
     """
+    from sqlmend.bench.static import static_trace
     from sqlmend.db import connect
 
     if dataset:
-        _check_batch(dataset, pred, as_json, timeout)
+        _check_batch(dataset, pred, as_json, timeout, quiet)
         return
     if not db or sql_text is None:
         raise typer.BadParameter("give --db and --sql, or --dataset and --pred")
     task = Task(question_id="cli", db_id=Path(db).stem, question=question, sql=sql_text)
     try:
         with connect(db) as conn:
-            trace = _run_stage(conn, task, timeout)
+            trace = static_trace(conn, task, timeout)
     except SqlmendError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -85,31 +72,19 @@ def check_cmd(
                    f"({trace.verdict.reason}): {trace.verdict.sql}")
 
 
-def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: float) -> None:
+def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: float, quiet: bool) -> None:
     from sqlmend.bench import load_dataset, load_predictions
-    from sqlmend.db import connect
+    from sqlmend.bench.static import check_file
 
     ds = load_dataset(dataset_name)
     preds = load_predictions(pred, ds) if pred else {t.question_id: t.sql for t in ds}
-    for task in tqdm(ds.tasks, desc="check", disable=as_json or not sys.stderr.isatty()):
-        task = Task(**{**task.to_dict(), "sql": preds.get(task.question_id, "")})
-        path = ds.db_path(task.db_id)
-        record: dict[str, Any] = {"question_id": task.question_id, "db_id": task.db_id}
-        try:
-            if path is None:
-                raise SqlmendError(f"database {task.db_id} not found")
-            with connect(str(path)) as conn:
-                trace = _run_stage(conn, task, timeout)
-            record.update(findings=[f.to_dict() for f in trace.findings],
-                          sql=trace.verdict.sql if trace.verdict else task.sql)
-        except SqlmendError as exc:  # per-item error; the batch goes on
-            record["error"] = str(exc)
+    for record in check_file(ds, preds, timeout, progress=not (as_json or quiet) and sys.stderr.isatty()):
         if as_json:
             typer.echo(json.dumps(record, default=str))
         elif record.get("error"):
-            typer.echo(f"{task.question_id}: error: {record['error']}")
+            typer.echo(f"{record['question_id']}: error: {record['error']}")
         elif record["findings"]:
-            typer.echo(f"{task.question_id} ({task.db_id}): "
+            typer.echo(f"{record['question_id']} ({record['db_id']}): "
                        + ", ".join(f["code"] for f in record["findings"]))
 
 
@@ -117,10 +92,13 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
     """List the rule catalogue: code, name, error type, severity, measured precision.
 
     A rule acts as strict (its fixes are applied automatically) only when declared
-    strict and measured at >= 99.5% precision on gold-clean questions by
-    `sqlmend bench static --write-precision`; unmeasured rules are advisory.
+    strict and measured at >= 99.5% precision on gold-clean questions; unmeasured
+    rules are advisory. The measurements are the packaged rules/precision.json, or
+    the file $SQLMEND_RULES_PRECISION names (`sqlmend bench static --write-precision`
+    writes one).
     """
     measured = rules.measured()
+    source = rules.precision_file()
     rows = []
     for rule in rules.all_rules():
         m = measured.get("rules", {}).get(rule.code, {})
@@ -133,18 +111,18 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
     if as_json:
         typer.echo(json.dumps(rows))
         return
-    table = Table(title=f"sqlmend rules (measured {measured.get('date', 'never')})")
-    for col in ("code", "name", "error type", "severity", "fix", "precision (clean)",
-                "precision (all)", "flagged"):
-        table.add_column(col)
-    for r in rows:
-        pct = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
-        severity = r["severity"] if r["why"] in ("measured", "declared advisory") else \
-            f"{r['severity']} ({r['why']})"
-        table.add_row(r["code"], r["name"], r["error_type"], severity,
-                      "yes" if r["fixable"] else "", pct(r["precision_clean"]),
-                      pct(r["precision_all"]), str(r["flagged"] or 0))
-    _console.print(table)
+
+    def pct(v):
+        return "-" if v is None else f"{100 * v:.1f}%"
+
+    print_table(("code", "name", "error type", "severity", "fix", "precision (clean)", "precision (all)",
+                 "flagged"),
+                [(r["code"], r["name"], r["error_type"],
+                  r["severity"] if r["why"] in ("measured", "declared advisory") else f"{r['severity']} ({r['why']})",
+                  "yes" if r["fixable"] else "", pct(r["precision_clean"]), pct(r["precision_all"]),
+                  r["flagged"] or 0) for r in rows],
+                title=f"sqlmend rules (measured {measured.get('date', 'never')}, "
+                      f"{'packaged' if source == rules.PRECISION_FILE else source})")
 
 
 def bench_static(
@@ -152,113 +130,37 @@ def bench_static(
     dataset: str = typer.Option("spider-dev", "--dataset", help="Dataset name or task file."),
     timeout: float = typer.Option(10.0, help="Seconds each query and probe may run."),
     write_precision: bool = typer.Option(False, "--write-precision",
-                                         help="Store measured precision in rules/precision.json."),
+                                         help="Store each rule's measured precision in --precision-file "
+                                              "(the packaged rules/precision.json is never written)."),
+    precision_file: Path = typer.Option(None, "--precision-file", metavar="FILE",
+                                        help="Where --write-precision writes (default: "
+                                             "<cache>/rules/precision.json). The rules use it when "
+                                             "$SQLMEND_RULES_PRECISION names it."),
     out: Path = typer.Option(None, "--out", help="Write the full report as JSON here."),
     limit: int = typer.Option(0, help="Only the first N questions (0: all)."),
+    quiet: bool = QUIET,
 ) -> None:
     """Correct with only the static stage; report detection precision/recall per rule, the paired
-    report (fixed / regressed / ΔEX) per file, all and gold-clean, and ms per query."""
-    import time
+    report (fixed / regressed / ΔEX) per file, all and gold-clean, and ms per query.
 
-    from sqlmend.bench import compare, evaluate, load_dataset, load_predictions, paired_markdown
-    from sqlmend.db import connect
+    Example: sqlmend bench static --pred din-sql_gpt-4.sql --write-precision --precision-file my.json
+    """
+    from sqlmend.bench import paired_markdown
+    from sqlmend.bench.static import bench_static as run, default_precision_path, detection_lines, \
+        precision_record
 
-    full = load_dataset(dataset)
-    # with --limit, evaluate a smaller dataset (not the whole one with predictions missing)
-    ds = replace(full, tasks=full.tasks[:limit]) if limit else full
-    tasks = ds.tasks
-    conns: dict[str, Any] = {}
-
-    def db_for(db_id: str):
-        if db_id not in conns:
-            path = ds.db_path(db_id)
-            conns[db_id] = connect(str(path)) if path else None
-        return conns[db_id]
-
-    # gold-suspect questions: the gold itself triggers a rule
-    suspects: dict[str, list[str]] = {}
-    for task in tqdm(tasks, desc="rules on gold"):
-        conn = db_for(task.db_id)
-        if conn is None or not task.gold:
-            continue
-        codes = sorted({f.code for f in rules.check(conn, task.gold, timeout=timeout)})
-        if codes:
-            suspects[task.question_id] = codes
-    judged: list[Judged] = []
-    seconds: list[float] = []
-    paired: dict[str, Any] = {}
-    for path in pred:
-        preds = load_predictions(path, full)
-        corrected = dict(preds)
-        findings: dict[str, list] = {}
-        for task in tqdm(tasks, desc=f"static {path.stem}"):
-            conn = db_for(task.db_id)
-            if conn is None:
-                continue
-            t = Task(**{**task.to_dict(), "sql": preds.get(task.question_id, "")})
-            start = time.perf_counter()
-            trace = _run_stage(conn, t, timeout)
-            seconds.append(time.perf_counter() - start)
-            findings[task.question_id] = trace.findings
-            if trace.verdict is not None and trace.verdict.accepted:
-                corrected[task.question_id] = trace.verdict.sql
-        sub = {t.question_id: preds.get(t.question_id, "") for t in tasks}
-        before = evaluate(ds, sub, suspect_ids=suspects, label=path.stem)
-        after = evaluate(ds, {q: corrected[q] for q in sub}, suspect_ids=suspects,
-                         label=f"{path.stem}+static")
-        report = compare(before, after, suspect_ids=suspects)
-        paired[path.stem] = report.to_dict()
-        typer.echo(paired_markdown(report))
-        for qid in sub:
-            res = before.result(qid)
-            if not res.scored:
-                continue
-            fs = findings.get(qid, [])
-            judged.append(Judged(qid, path.stem, {f.code for f in fs},
-                                 {f.code for f in fs if f.severity == "strict"}, res.correct,
-                                 qid in suspects))
-    for conn in conns.values():
-        if conn is not None:
-            conn.close()
-    codes = [r.code for r in rules.all_rules()]
-    det = detection(judged, codes)
-    speed = latency(seconds)
-    _print_detection(det, speed, suspects)
-    report = {"date": _dt.date.today().isoformat(), "dataset": dataset,
-              "files": [p.name for p in pred], "detection": det, "latency": speed,
-              "paired": paired, "gold_suspect": suspects}
+    result = run(pred, dataset=dataset, timeout=timeout, limit=limit, progress=not quiet)
+    for paired in result.paired:
+        typer.echo(paired_markdown(paired))
+    typer.echo("\n".join(detection_lines(result.report)))
     if out:
-        out.write_text(json.dumps(report, indent=1, default=str))
+        out.write_text(json.dumps(result.report, indent=1, default=str))
     if write_precision:
-        stored = {"date": report["date"], "dataset": dataset, "files": report["files"],
-                  "command": "sqlmend bench static --write-precision " + " ".join(
-                      f"--pred {p}" for p in pred),
-                  "rules": {c: {"precision_clean": d["clean"]["precision"],
-                                "precision_all": d["all"]["precision"],
-                                "flagged_clean": d["clean"]["flagged"],
-                                "flagged_all": d["all"]["flagged"]}
-                            for c, d in det["rules"].items()}}
-        rules.PRECISION_FILE.write_text(json.dumps(stored, indent=1) + "\n")
-        typer.echo(f"wrote {rules.PRECISION_FILE}")
-
-
-def _print_detection(det: dict, speed: dict, suspects: dict) -> None:
-    def pct(v):
-        return "-" if v is None else f"{100 * v:.1f}"
-
-    lines = ["| rule | flagged (all) | precision % (all) | recall % (all) | flagged (clean) | "
-             "precision % (clean) | recall % (clean) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for name, d in [*det["rules"].items(), ("any rule", det["any"]), ("strict rules", det["strict"])]:
-        a, c = d["all"], d["clean"]
-        lines.append(f"| {name} | {a['flagged']} | {pct(a['precision'])} | {pct(a['recall'])} | "
-                     f"{c['flagged']} | {pct(c['precision'])} | {pct(c['recall'])} |")
-    typer.echo("\n".join(lines))
-    typer.echo(f"\nwrong predictions: {det['any']['all']['wrong']} (all), "
-               f"{det['any']['clean']['wrong']} (gold-clean)")
-    typer.echo(f"ms per query (whole stage): median {speed['median_ms']}, p95 {speed['p95_ms']} "
-               f"over {speed['n']} queries")
-    typer.echo(f"gold-suspect questions ({len(suspects)}): "
-               + ", ".join(f"{q} [{'/'.join(c)}]" for q, c in suspects.items()))
+        target = precision_file or default_precision_path()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(precision_record(result.report, pred), indent=1) + "\n")
+        typer.echo(f"wrote {target}; the rules read it when {rules.PRECISION_ENV}={target} "
+                   f"(otherwise the packaged {rules.PRECISION_FILE.name})")
 
 
 def register(app: typer.Typer) -> None:

@@ -122,7 +122,7 @@ def bench_sql(
 ) -> None:
     """Time parse + normalize + features per query over every Spider gold query of a split."""
     from sqlmend.db import connect
-    from sqlmend.sql.bench import STAGES, bench_split
+    from sqlmend.bench.sql_speed import STAGES, bench_split
 
     def schema_of(path):
         with connect(path) as conn:

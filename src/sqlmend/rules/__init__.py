@@ -8,16 +8,21 @@ its findings carry evidence and fixes as data, applied by :mod:`sqlmend.rules.en
     for rule in rules.all_rules(): print(rule.code, rule.severity)
 
 A rule is *strict* (its fixes may be applied automatically) only if declared so
-and its measured precision on gold-clean questions (``precision.json``, written
-by ``sqlmend bench static``) is at least :data:`STRICT_PRECISION`; a rule never
-measured, or one that flagged nothing when measured, is advisory: its findings
-are hints for later stages.
+and its measured precision on gold-clean questions is at least
+:data:`STRICT_PRECISION`; a rule never measured, or one that flagged nothing
+when measured, is advisory: its findings are hints for later stages.
+
+The measurements are data: the package ships ``rules/precision.json`` (the
+default, measured on the five Spider-dev prediction files); a file of your own
+(``sqlmend bench static --write-precision`` writes one under the cache folder)
+is used when ``$SQLMEND_RULES_PRECISION`` names it. The package is never written to.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 from functools import lru_cache
 from pathlib import Path
@@ -29,11 +34,13 @@ from sqlmend.types import Finding
 
 #: Measured precision (on gold-clean questions) a rule needs to act as strict.
 STRICT_PRECISION = 0.995
-#: Where ``sqlmend bench static`` stores the measured precision of each rule.
+#: The measured precision shipped with the package (read when no other file is named).
 PRECISION_FILE = Path(__file__).with_name("precision.json")
+#: Environment variable naming a measured-precision file to use instead of :data:`PRECISION_FILE`.
+PRECISION_ENV = "SQLMEND_RULES_PRECISION"
 
-__all__ = ["Rule", "RuleContext", "all_rules", "get", "check", "measured", "effective_severity",
-           "severity_reason", "STRICT_PRECISION", "PRECISION_FILE"]
+__all__ = ["Rule", "RuleContext", "all_rules", "get", "check", "measured", "precision_file",
+           "effective_severity", "severity_reason", "STRICT_PRECISION", "PRECISION_FILE", "PRECISION_ENV"]
 
 
 @lru_cache(maxsize=1)
@@ -59,11 +66,28 @@ def get(code: str) -> Rule:
     raise ConfigError(f"unknown rule {code!r}; known: {', '.join(r.code for r in all_rules())}")
 
 
+def precision_file() -> Path:
+    """The measured-precision file in use: ``$SQLMEND_RULES_PRECISION`` if set, else the packaged one.
+
+    Raises:
+        ConfigError: ``$SQLMEND_RULES_PRECISION`` names a file that does not exist.
+    """
+    named = os.environ.get(PRECISION_ENV)
+    if not named:
+        return PRECISION_FILE
+    path = Path(named).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"{PRECISION_ENV}={named} is not a file (write one with "
+                          "`sqlmend bench static --write-precision`)")
+    return path
+
+
 def measured() -> dict[str, Any]:
     """Return the stored measurements (``{"rules": {code: {...}}, ...}``; empty when none)."""
-    if not PRECISION_FILE.exists():
+    path = precision_file()
+    if not path.exists():
         return {}
-    return json.loads(PRECISION_FILE.read_text())
+    return json.loads(path.read_text())
 
 
 def effective_severity(rule: Rule, measurements: dict[str, Any] | None = None) -> str:

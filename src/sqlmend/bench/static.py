@@ -1,0 +1,266 @@
+"""``sqlmend bench static``: the static stage alone on prediction files, and its detection figures.
+
+For each prediction file the static stage runs on every question (strict fixes
+applied, guarded); the corrected file is evaluated against the gold beside the
+original (the paired report: fixed / regressed / ΔEX, all and gold-clean), and
+each rule's findings are scored against execution correctness: detection
+precision and recall per rule, over all scored predictions and over the
+gold-clean ones (:mod:`sqlmend.bench.suspects`), with the stage's latency.
+
+The measured precision is data: :func:`precision_record` turns a report into
+the file :func:`sqlmend.rules.measured` reads (see ``rules/__init__.py`` for
+where it is looked up); this module never writes into the package.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import statistics
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from tqdm import tqdm
+
+from sqlmend.bench.metrics import Confusion
+from sqlmend.types import StageTrace, Task
+
+
+@dataclass
+class Judged:
+    """One scored prediction: what the rules found and whether it is correct by execution."""
+
+    question_id: str
+    system: str
+    codes: set[str]  # codes of its findings
+    strict_codes: set[str]  # codes of its strict findings
+    correct: bool
+    suspect: bool  # the gold of its question triggers a rule
+
+
+def _counts(items: list[Judged], hit) -> dict[str, Any]:
+    """Detection counts of one rule (or the catalogue): the positive class is "incorrect"."""
+    c = Confusion()
+    false_pos: list[str] = []
+    for j in items:
+        c.add(bool(hit(j)), not j.correct)
+        if hit(j) and j.correct:
+            false_pos.append(f"{j.system}:{j.question_id}")
+    flagged = c.tp + c.fp
+    return {"flagged": flagged, "true_pos": c.tp, "wrong": c.tp + c.fn,
+            "precision": round(c.precision, 4) if flagged else None,
+            "recall": round(c.recall, 4), "false_positives": false_pos[:20]}
+
+
+def detection(judged: Iterable[Judged], codes: list[str]) -> dict[str, Any]:
+    """Per-rule and overall detection figures, over all predictions and the gold-clean ones.
+
+    Args:
+        judged: the scored predictions.
+        codes: the rule codes to report.
+
+    Returns:
+        ``{"rules": {code: {"all": counts, "clean": counts}}, "any": ..., "strict": ...}``;
+        counts are ``flagged``, ``true_pos``, ``wrong``, ``precision`` (None when nothing
+        was flagged), ``recall`` and the first 20 ``false_positives``.
+    """
+    items = list(judged)
+    clean = [j for j in items if not j.suspect]
+    out: dict[str, Any] = {"rules": {}}
+    for code in codes:
+        out["rules"][code] = {"all": _counts(items, lambda j, c=code: c in j.codes),
+                              "clean": _counts(clean, lambda j, c=code: c in j.codes)}
+    for name, hit in (("any", lambda j: bool(j.codes)), ("strict", lambda j: bool(j.strict_codes))):
+        out[name] = {"all": _counts(items, hit), "clean": _counts(clean, hit)}
+    return out
+
+
+def latency(seconds: list[float]) -> dict[str, float]:
+    """Median and 95th percentile, in milliseconds.
+
+    Args:
+        seconds: per-query durations.
+
+    Returns:
+        ``{"median_ms", "p95_ms", "n"}``.
+    """
+    if not seconds:
+        return {"median_ms": 0.0, "p95_ms": 0.0, "n": 0}
+    ms = sorted(s * 1000 for s in seconds)
+    p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
+    return {"median_ms": round(statistics.median(ms), 2), "p95_ms": round(p95, 2), "n": len(ms)}
+
+
+def static_trace(db: Any, task: Task, timeout: float) -> StageTrace:
+    """Run the static stage alone on one task (its ``sql``) against an open database."""
+    from sqlmend.rules.stage import StaticStage
+    from sqlmend.stage import RunSettings, StageContext
+
+    run = RunSettings(timeout=timeout)
+    return StaticStage(run=run).run(StageContext(task=task, db=db, sql=task.sql, run=run))
+
+
+def check_file(ds: Any, preds: dict[str, str], timeout: float,
+               progress: bool = False) -> Iterator[dict[str, Any]]:
+    """The static stage on every task of a prediction file, one record per task (``sqlmend check``).
+
+    Args:
+        ds: the dataset.
+        preds: ``{question_id: sql}`` (tasks without a prediction are checked with ``""``).
+        timeout: seconds each query and probe may run.
+        progress: show a progress bar.
+
+    Yields:
+        ``{"question_id", "db_id", "findings": [...], "sql"}`` or ``{..., "error"}`` per task;
+        a per-item error never stops the batch.
+    """
+    from sqlmend.db import connect
+    from sqlmend.errors import SqlmendError
+
+    for task in tqdm(ds.tasks, desc="check", disable=not progress):
+        task = Task(**{**task.to_dict(), "sql": preds.get(task.question_id, "")})
+        path = ds.db_path(task.db_id)
+        record: dict[str, Any] = {"question_id": task.question_id, "db_id": task.db_id}
+        try:
+            if path is None:
+                raise SqlmendError(f"database {task.db_id} not found")
+            with connect(str(path)) as conn:
+                trace = static_trace(conn, task, timeout)
+            record.update(findings=[f.to_dict() for f in trace.findings],
+                          sql=trace.verdict.sql if trace.verdict else task.sql)
+        except SqlmendError as exc:
+            record["error"] = str(exc)
+        yield record
+
+
+@dataclass
+class StaticBench:
+    """The result of :func:`bench_static`: the JSON report and the paired reports to print."""
+
+    report: dict[str, Any]
+    paired: list[Any]  # PairedReport per prediction file, in --pred order
+
+
+def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float = 10.0,
+                 limit: int = 0, progress: bool = True) -> StaticBench:
+    """Correct prediction files with only the static stage and score it.
+
+    Args:
+        pred: prediction files.
+        dataset: dataset name or task file.
+        timeout: seconds each query and probe may run.
+        limit: only the first N questions (0: all); only they are evaluated.
+        progress: show progress bars.
+
+    Returns:
+        The report (``date``, ``dataset``, ``files``, ``detection``, ``latency``,
+        ``paired``, ``gold_suspect``) and the paired reports.
+    """
+    from sqlmend import rules
+    from sqlmend.bench.compare import compare
+    from sqlmend.bench.datasets import load_dataset
+    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.bench.predictions import load_predictions
+    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.db import connect
+
+    full = load_dataset(dataset)
+    # with --limit, evaluate a smaller dataset (not the whole one with predictions missing)
+    ds = replace(full, tasks=full.tasks[:limit]) if limit else full
+    tasks = ds.tasks
+    conns: dict[str, Any] = {}
+
+    def db_for(db_id: str):
+        if db_id not in conns:
+            path = ds.db_path(db_id)
+            conns[db_id] = connect(str(path)) if path else None
+        return conns[db_id]
+
+    judged: list[Judged] = []
+    seconds: list[float] = []
+    paired: dict[str, Any] = {}
+    reports = []
+    try:
+        suspects = gold_suspects(ds, timeout=timeout, connect_db=db_for, progress=progress)
+        for path in pred:
+            preds = load_predictions(path, full)
+            corrected = dict(preds)
+            findings: dict[str, list] = {}
+            for task in tqdm(tasks, desc=f"static {path.stem}", disable=not progress):
+                conn = db_for(task.db_id)
+                if conn is None:
+                    continue
+                t = Task(**{**task.to_dict(), "sql": preds.get(task.question_id, "")})
+                start = time.perf_counter()
+                trace = static_trace(conn, t, timeout)
+                seconds.append(time.perf_counter() - start)
+                findings[task.question_id] = trace.findings
+                if trace.verdict is not None and trace.verdict.accepted:
+                    corrected[task.question_id] = trace.verdict.sql
+            sub = {t.question_id: preds.get(t.question_id, "") for t in tasks}
+            before = evaluate(ds, sub, suspect_ids=suspects, label=path.stem)
+            after = evaluate(ds, {q: corrected[q] for q in sub}, suspect_ids=suspects,
+                             label=f"{path.stem}+static")
+            report = compare(before, after, suspect_ids=suspects)
+            paired[path.stem] = report.to_dict()
+            reports.append(report)
+            for qid in sub:
+                res = before.result(qid)
+                if not res.scored:
+                    continue
+                fs = findings.get(qid, [])
+                judged.append(Judged(qid, path.stem, {f.code for f in fs},
+                                     {f.code for f in fs if f.severity == "strict"}, res.correct,
+                                     qid in suspects))
+    finally:
+        for conn in conns.values():
+            if conn is not None:
+                conn.close()
+    det = detection(judged, [r.code for r in rules.all_rules()])
+    return StaticBench(report={"date": _dt.date.today().isoformat(), "dataset": dataset,
+                               "files": [p.name for p in pred], "detection": det,
+                               "latency": latency(seconds), "paired": paired, "gold_suspect": suspects},
+                       paired=reports)
+
+
+def default_precision_path() -> Path:
+    """Where ``--write-precision`` writes by default: ``<cache>/rules/precision.json``."""
+    from sqlmend.paths import cache_dir
+
+    return cache_dir("rules") / "precision.json"
+
+
+def precision_record(report: dict[str, Any], pred: list[Path]) -> dict[str, Any]:
+    """The measured-precision file's content (what :func:`sqlmend.rules.measured` reads).
+
+    Args:
+        report: a :func:`bench_static` report.
+        pred: the prediction files it measured (named in the record's command).
+    """
+    det = report["detection"]
+    return {"date": report["date"], "dataset": report["dataset"], "files": report["files"],
+            "command": "sqlmend bench static --write-precision " + " ".join(f"--pred {p}" for p in pred),
+            "rules": {c: {"precision_clean": d["clean"]["precision"], "precision_all": d["all"]["precision"],
+                          "flagged_clean": d["clean"]["flagged"], "flagged_all": d["all"]["flagged"]}
+                      for c, d in det["rules"].items()}}
+
+
+def detection_lines(report: dict[str, Any]) -> list[str]:
+    """The detection table, the wrong-prediction counts, latency and suspects, as printed lines."""
+    det, speed, suspects = report["detection"], report["latency"], report["gold_suspect"]
+
+    def pct(v):
+        return "-" if v is None else f"{100 * v:.1f}"
+
+    lines = ["| rule | flagged (all) | precision % (all) | recall % (all) | flagged (clean) | "
+             "precision % (clean) | recall % (clean) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for name, d in [*det["rules"].items(), ("any rule", det["any"]), ("strict rules", det["strict"])]:
+        a, c = d["all"], d["clean"]
+        lines.append(f"| {name} | {a['flagged']} | {pct(a['precision'])} | {pct(a['recall'])} | "
+                     f"{c['flagged']} | {pct(c['precision'])} | {pct(c['recall'])} |")
+    return lines + [
+        f"\nwrong predictions: {det['any']['all']['wrong']} (all), {det['any']['clean']['wrong']} (gold-clean)",
+        f"ms per query (whole stage): median {speed['median_ms']}, p95 {speed['p95_ms']} over {speed['n']} queries",
+        f"gold-suspect questions ({len(suspects)}): "
+        + ", ".join(f"{q} [{'/'.join(c)}]" for q, c in suspects.items())]

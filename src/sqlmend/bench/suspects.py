@@ -1,0 +1,63 @@
+"""Gold-suspect questions: the static rules find something in the gold SQL itself.
+
+The shared data's README names such label noise (e.g. ``flight_2`` stores names
+with a trailing space the gold omits): a correction that finds the real rows is
+then scored wrong. Every benchmark reports these questions apart (never drops
+them) and asks this module which they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from tqdm import tqdm
+
+
+def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: float = 10.0,
+                  connect_db: Callable[[str], Any] | None = None,
+                  progress: bool = False) -> dict[str, list[str]]:
+    """The questions whose gold SQL triggers a static rule, with the rules' codes.
+
+    Args:
+        ds: the dataset (:class:`sqlmend.bench.datasets.Dataset`: gold SQL and databases).
+        question_ids: the questions to check, in any order (default: all of ``ds``).
+        timeout: seconds the gold and each probe may run.
+        connect_db: returns an open database for a ``db_id`` or None when it is
+            missing (a caller that keeps its own connections passes it; by default
+            each database is opened once here and closed at the end).
+        progress: show a progress bar.
+
+    Returns:
+        ``{question_id: sorted rule codes}`` in dataset order, for the suspect questions only.
+        Questions without a gold SQL or a database are never suspect.
+    """
+    from sqlmend import rules
+    from sqlmend.db import connect
+
+    wanted = None if question_ids is None else set(question_ids)
+    own: dict[str, Any] = {}
+
+    def opened(db_id: str) -> Any:
+        if connect_db is not None:
+            return connect_db(db_id)
+        if db_id not in own:
+            path = ds.db_path(db_id)
+            own[db_id] = connect(str(path)) if path else None
+        return own[db_id]
+
+    out: dict[str, list[str]] = {}
+    try:
+        for task in tqdm(ds.tasks, desc="rules on gold", disable=not progress):
+            if (wanted is not None and task.question_id not in wanted) or not task.gold:
+                continue
+            conn = opened(task.db_id)
+            if conn is None:
+                continue
+            codes = sorted({f.code for f in rules.check(conn, task.gold, task.question, timeout=timeout)})
+            if codes:
+                out[task.question_id] = codes
+    finally:
+        for conn in own.values():
+            if conn is not None:
+                conn.close()
+    return out

@@ -1,0 +1,60 @@
+"""How the command line prints: tables (rich on a terminal, Markdown otherwise) and the -q/--quiet flag."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import typer
+
+#: ``-q/--quiet`` of every command that shows progress bars.
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars (results are still printed).")
+#: ``--quiet`` of the commands whose ``-q`` is ``--question``.
+QUIET_LONG = typer.Option(False, "--quiet", help="No progress bars (results are still printed).")
+
+
+def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> str:
+    """A Markdown table (``|`` in cells escaped), with the title as a line above it.
+
+    >>> print(markdown_table(["a", "b"], [[1, "x|y"]], title="T"))
+    T
+    <BLANKLINE>
+    | a | b |
+    | --- | --- |
+    | 1 | x\\|y |
+    """
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ([title, ""] if title else []) + ["| " + " | ".join(map(cell, columns)) + " |",
+                                            "|" + " --- |" * len(columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None,
+                markup: bool = False) -> None:
+    """Print a table on stdout: a rich table on a terminal, Markdown when stdout is a file or pipe.
+
+    Args:
+        columns: the column heads.
+        rows: the cells, one sequence per row (converted with ``str``).
+        title: a title above the table.
+        markup: the cells hold rich markup (``[red]...[/red]``); stripped for Markdown.
+    """
+    if not sys.stdout.isatty():
+        if markup:
+            from rich.text import Text
+
+            rows = [[Text.from_markup(str(v)).plain for v in row] for row in rows]
+        typer.echo(markdown_table(columns, rows, title))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*(str(v) for v in row))
+    Console(markup=markup).print(table)
