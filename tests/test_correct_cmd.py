@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from sqlmend.cli import app
-from sqlmend.cli.correct_cmd import select
+from sqlmend.bench.sampling import choose as select
 from sqlmend.types import Task
 
 runner = CliRunner()
@@ -66,3 +66,64 @@ def test_bench_correct_paired_report(tmp_path, data_dir):
     # mac-sql without a model: its stage skips, nothing changes
     assert rows[1]["changed"] == 0 and rows[1]["calls_per_query"] == 0
     assert "| codes-1b | mac-sql |" in (tmp_path / "report.md").read_text()
+
+
+_TIMINGS = ("seconds", "seconds_per_query", "wall_seconds")
+
+
+def test_two_shards_merged_equal_the_unsharded_run(tmp_path, data_dir):
+    pred = data_dir / "predictions" / "spider-dev" / "dail-sql_gpt-4.sql"
+    base = ["correct", "--dataset", "spider-dev", "--pred", str(pred), "--limit", "110", "-q",
+            "--stages", "static,guard"]
+    whole, s1, s2, merged = (tmp_path / x for x in ("whole", "s1", "s2", "merged"))
+    for out, extra in ((whole, []), (s1, ["--shard", "1/2"]), (s2, ["--shard", "2/2"])):
+        r = runner.invoke(app, base + ["--out", str(out)] + extra)
+        assert r.exit_code == 0, r.output
+    ids = [{json.loads(x)["question_id"] for x in (d / "corrections.jsonl").read_text().splitlines()}
+           for d in (s1, s2)]
+    assert ids[0] and ids[1] and not ids[0] & ids[1] and len(ids[0] | ids[1]) == 110
+    r = runner.invoke(app, ["merge", str(s2), str(s1), "--out", str(merged)])
+    assert r.exit_code == 0, r.output
+    assert "2 shards, 110 tasks" in r.output
+    assert (merged / "corrected.sql").read_bytes() == (whole / "corrected.sql").read_bytes()
+    a, b = (json.loads((d / "summary.json").read_text()) for d in (whole, merged))
+    assert a["changed"] > 0  # the static stage fixes questions 54 and 105 of this file
+    assert {k: v for k, v in a.items() if k not in _TIMINGS} == {k: v for k, v in b.items() if k not in _TIMINGS}
+    rows = [json.loads(x)["question_id"] for x in (merged / "corrections.jsonl").read_text().splitlines()]
+    assert rows == [str(i) for i in range(110)]
+
+
+def test_merge_refuses_a_missing_shard_and_a_foreign_run(tmp_path, data_dir):
+    pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
+    base = ["correct", "--dataset", "spider-dev", "--pred", str(pred), "-q", "--stages", "static"]
+    assert runner.invoke(app, base + ["--limit", "6", "--shard", "1/2", "--out", str(tmp_path / "a")]).exit_code == 0
+    assert runner.invoke(app, base + ["--limit", "7", "--shard", "2/2", "--out", str(tmp_path / "b")]).exit_code == 0
+    r = runner.invoke(app, ["merge", str(tmp_path / "a"), "--out", str(tmp_path / "m")])
+    assert r.exit_code == 1 and "shards 1..2" in r.output
+    r = runner.invoke(app, ["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")])
+    assert r.exit_code == 1 and "not a shard of the same run" in r.output and "selection" in r.output
+    r = runner.invoke(app, base + ["--shard", "3/2", "--out", str(tmp_path / "c")])
+    assert r.exit_code != 0 and "K/N" in r.output
+
+
+def test_correct_reads_the_databases_of_db_root(tmp_path, data_dir, spider_db):
+    # a task file whose databases live in a folder of their own
+    root = tmp_path / "dbs" / "my_concerts"  # an id that is not one of Spider's
+    root.mkdir(parents=True)
+    (root / "my_concerts.sqlite").write_bytes(spider_db("concert_singer").read_bytes())
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"question_id": "t1", "db_id": "my_concerts", "question": "How many singers?",
+                                 "sql": "SELECT count(*) FROM singer", "gold": "SELECT count(*) FROM singer"}) + "\n")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"question_id": "t1", "sql": "SELECT count(*) FROM singerz"}) + "\n")
+    r = runner.invoke(app, ["correct", "--dataset", str(tasks), "--pred", str(pred), "--out", str(tmp_path / "o"),
+                            "--stages", "static", "-q"])
+    assert r.exit_code == 0, r.output
+    missing = json.loads((tmp_path / "o" / "summary.json").read_text())
+    r = runner.invoke(app, ["correct", "--dataset", str(tasks), "--db-root", str(tmp_path / "dbs"), "--pred",
+                            str(pred), "--out", str(tmp_path / "p"), "--stages", "static", "-q"])
+    assert r.exit_code == 0, r.output
+    found = json.loads((tmp_path / "p" / "summary.json").read_text())
+    assert missing["item_errors"] and not found["item_errors"]
+    row = json.loads((tmp_path / "p" / "corrections.jsonl").read_text())
+    assert [f["code"] for s in row["stages"] for f in s["findings"]] == ["TB01"]  # the rules read the database

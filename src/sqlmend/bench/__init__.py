@@ -13,7 +13,7 @@ The API other benchmarks call::
 
 from sqlmend.bench.compare import PairedReport, PairedSlice, compare
 from sqlmend.bench.datasets import NAMED, Dataset, Label, load_dataset, read_tasks, write_jsonl, write_tasks
-from sqlmend.bench.evaluate import VERDICTS, EvalReport, QuestionResult, Summary, evaluate
+from sqlmend.bench.evaluate import VERDICTS, EvalReport, EvalSummary, QuestionResult, evaluate
 from sqlmend.bench.executor import QueryPool
 from sqlmend.bench.hardness import hardness
 from sqlmend.bench.metrics import (Confusion, DetectionMetrics, RefinementMetrics, detection_metrics,
@@ -23,8 +23,8 @@ from sqlmend.bench.report import (detection_markdown, eval_markdown, paired_mark
                                   write_json, write_markdown)
 
 __all__ = [
-    "NAMED", "VERDICTS", "Confusion", "Dataset", "DetectionMetrics", "EvalReport", "Label", "PairedReport",
-    "PairedSlice", "QueryPool", "QuestionResult", "RefinementMetrics", "Summary", "compare", "detection_markdown",
+    "NAMED", "VERDICTS", "Confusion", "Dataset", "DetectionMetrics", "EvalReport", "EvalSummary", "Label", "PairedReport",
+    "PairedSlice", "QueryPool", "QuestionResult", "RefinementMetrics", "compare", "detection_markdown",
     "detection_metrics", "eval_markdown", "evaluate", "hardness", "labels_from_report", "load_dataset",
     "load_predictions", "paired_markdown", "read_tasks", "refinement_markdown", "refinement_metrics",
     "write_json", "write_jsonl", "write_markdown", "write_predictions", "write_tasks",

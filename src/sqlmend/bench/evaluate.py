@@ -67,7 +67,7 @@ class QuestionResult:
 
 
 @dataclass
-class Summary:
+class EvalSummary:
     """Counts over a set of questions (``n`` scored ones; ``excluded`` gold errors)."""
 
     n: int
@@ -94,7 +94,7 @@ class Summary:
         return d
 
 
-def summarize(results: Iterable[QuestionResult]) -> Summary:
+def summarize_eval(results: Iterable[QuestionResult]) -> EvalSummary:
     """Count verdicts, overall and per difficulty.
 
     Args:
@@ -114,7 +114,7 @@ def summarize(results: Iterable[QuestionResult]) -> Summary:
         level["correct_ordered"] += bool(r.ordered_correct)
     order = {"easy": 0, "simple": 0, "medium": 1, "moderate": 1, "hard": 2, "challenging": 2, "extra": 3}
     by_diff = dict(sorted(by_diff.items(), key=lambda kv: (order.get(kv[0], 9), kv[0])))
-    return Summary(n=len(scored), excluded=len(results) - len(scored),
+    return EvalSummary(n=len(scored), excluded=len(results) - len(scored),
                    correct=sum(r.correct for r in scored),
                    correct_ordered=sum(bool(r.ordered_correct) for r in scored),
                    verdicts={v: verdicts.get(v, 0) for v in VERDICTS}, by_difficulty=by_diff)
@@ -143,7 +143,7 @@ class EvalReport:
     def ids(self) -> list[str]:
         return [r.question_id for r in self.results]
 
-    def summary(self, exclude: Iterable[str] = ()) -> Summary:
+    def summary(self, exclude: Iterable[str] = ()) -> EvalSummary:
         """Counts over all questions, or over those not in ``exclude``.
 
         Args:
@@ -153,7 +153,7 @@ class EvalReport:
             The summary.
         """
         skip = set(exclude)
-        return summarize(r for r in self.results if r.question_id not in skip)
+        return summarize_eval(r for r in self.results if r.question_id not in skip)
 
     def ids_with(self, verdict: str) -> list[str]:
         """Question ids with this verdict, in dataset order."""

@@ -27,6 +27,29 @@ PRED_FORMATS = ("spider", "bird", "jsonl")
 BIRD_SEPARATOR = "\t----- bird -----\t"
 
 
+def shared_prediction_files(dataset: str = "spider-dev",
+                            data_root: str | os.PathLike | None = None) -> list[Path]:
+    """The shared prediction files of a dataset: every ``*.sql`` in ``<data root>/predictions/<dataset>``.
+
+    Args:
+        dataset: the dataset name (the folder's name).
+        data_root: the data folder (default: found, see :func:`sqlmend.paths.data_root`).
+
+    Returns:
+        The files, sorted by name.
+
+    Raises:
+        DatasetError: the folder holds no prediction file.
+    """
+    from sqlmend.paths import data_root as find
+
+    folder = find(data_root) / "predictions" / dataset
+    files = sorted(folder.glob("*.sql"))
+    if not files:
+        raise DatasetError(f"no prediction files in {folder}")
+    return files
+
+
 def sniff_pred_format(path: str | os.PathLike) -> str:
     """Guess a prediction file's format: ``.jsonl`` -> jsonl, a JSON object -> bird, else spider.
 

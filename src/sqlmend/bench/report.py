@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlmend.bench.compare import PairedReport, PairedSlice
-from sqlmend.bench.evaluate import EvalReport, Summary
+from sqlmend.bench.evaluate import EvalReport, EvalSummary
 from sqlmend.bench.metrics import DetectionMetrics, RefinementMetrics
 
 #: Ids listed at most per class in Markdown (JSON has them all).
@@ -59,7 +59,7 @@ def _pct(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.2f}" if whole else "—"
 
 
-def _summary_rows(label: str, s: Summary) -> list[str]:
+def _summary_rows(label: str, s: EvalSummary) -> list[str]:
     return [f"| {label} | {s.n} | {s.correct} | {s.ex:.2f} | {s.correct_ordered} | {s.ex_ordered:.2f} |"]
 
 

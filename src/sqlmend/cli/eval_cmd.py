@@ -158,15 +158,11 @@ def bench_eval_command(
     sqlite3, one through sqlmend.db; every way's correct counts are printed, so they check each other.
     Wall-clock seconds are printed with the CPU seconds (worker processes included) of the same run.
     """
-    from sqlmend.paths import data_root as find_data_root
+    from sqlmend.bench.predictions import shared_prediction_files
 
     try:
         ds = _load(dataset, data_root, None)
-        if not files:
-            folder = find_data_root(data_root) / "predictions" / dataset
-            files = sorted(folder.glob("*.sql"))
-            if not files:
-                raise DatasetError(f"no prediction files in {folder}")
+        files = files or shared_prediction_files(dataset, data_root)
         res = time_evaluation(ds, files, timeout=timeout, workers=workers, plain=plain, repeat=repeat)
     except (DatasetError, ConfigError) as e:
         _fail(e)

@@ -1,0 +1,246 @@
+"""Correction runs over a prediction file (``sqlmend correct``), split into shards and merged again.
+
+A run folder holds:
+
+* ``corrections.jsonl``: one correction per task (the checkpoint: a rerun resumes from it);
+* ``summary.json``: the batch's totals (:func:`sqlmend.pipeline.summarize`), item errors, wall time;
+* ``corrected.<ext>``: the whole prediction file in its own format, corrected SQL for the
+  tasks run and the input elsewhere;
+* ``run.json``: what was run (dataset, prediction file, selection, shard, stages), so that
+  :func:`merge_runs` can check that shards belong together.
+
+``--shard K/N`` keeps the tasks of the selection whose question id hashes to shard K
+(:func:`shard_of`: SHA-256 of the id, modulo N), so N machines each run a disjoint part
+and :func:`merge_runs` gives the unsharded run's ``corrected.<ext>`` and ``summary.json``
+(wall and per-stage seconds aside).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from sqlmend.errors import ConfigError
+from sqlmend.types import Correction, Task
+
+RUN_FILE = "run.json"
+EXTENSIONS = {"spider": "sql", "bird": "json", "jsonl": "jsonl"}
+#: PipelineConfig fields that may differ between the shards of one run (machine-specific).
+_PER_MACHINE = ("workers", "model_concurrency")
+
+
+def parse_shard(spec: str | None) -> tuple[int, int] | None:
+    """Read ``K/N`` (1 <= K <= N).
+
+    >>> parse_shard("2/3")
+    (2, 3)
+    >>> parse_shard(None) is None
+    True
+    """
+    if spec is None:
+        return None
+    k, sep, n = spec.partition("/")
+    try:
+        shard = (int(k), int(n))
+    except ValueError:
+        shard = None
+    if not sep or shard is None or not 1 <= shard[0] <= shard[1]:
+        raise ConfigError(f"bad shard {spec!r}: expected K/N with 1 <= K <= N, e.g. 1/4")
+    return shard
+
+
+def shard_of(question_id: str, n: int) -> int:
+    """The shard (1..n) a question id belongs to: SHA-256 of the id modulo n, plus one.
+
+    >>> [shard_of(q, 3) for q in ("0", "1", "2", "3")] == [shard_of(q, 3) for q in ("0", "1", "2", "3")]
+    True
+    """
+    return int(hashlib.sha256(question_id.encode("utf-8")).hexdigest(), 16) % n + 1
+
+
+def in_shard(tasks: Sequence[Task], shard: tuple[int, int] | None) -> list[Task]:
+    """The tasks of shard ``(K, N)`` (all tasks when ``shard`` is None), in their order."""
+    if shard is None:
+        return list(tasks)
+    k, n = shard
+    return [t for t in tasks if shard_of(t.question_id, n) == k]
+
+
+def write_outputs(out: Path, ds: Any, preds: dict[str, str], results: list[Correction], fmt: str,
+                  wall: float) -> Path:
+    """Write ``summary.json`` and ``corrected.<ext>`` of a run (or of merged shards).
+
+    Args:
+        out: the run folder.
+        ds: the dataset.
+        preds: the whole input prediction file, ``{question_id: sql}``.
+        results: the corrections of the tasks run.
+        fmt: the prediction file's format (``spider``, ``bird`` or ``jsonl``).
+        wall: the run's wall-clock seconds (summed over shards when merged).
+
+    Returns:
+        The corrected prediction file.
+    """
+    from sqlmend.bench.predictions import write_predictions
+    from sqlmend.pipeline import summarize
+
+    corrected = dict(preds)
+    corrected.update({c.question_id: c.sql for c in results})
+    target = out / f"corrected.{EXTENSIONS[fmt]}"
+    write_predictions(target, corrected, ds, fmt=fmt)
+    summary = summarize(results).to_dict()
+    summary["wall_seconds"] = round(wall, 2)
+    order = {t.question_id: i for i, t in enumerate(ds.tasks)}
+    summary["item_errors"] = {c.question_id: c.error
+                              for c in sorted(results, key=lambda c: order.get(c.question_id, len(order)))
+                              if c.error}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Any, out: Path, fmt: str,
+             progress: bool = True, manifest: dict[str, Any] | None = None) -> tuple[list[Correction], Path]:
+    """Correct ``tasks`` of a prediction file and write the run folder ``out``.
+
+    Args:
+        ds: the dataset.
+        preds: the whole prediction file.
+        tasks: the tasks to correct (their ``sql`` is the prediction).
+        config: the :class:`~sqlmend.pipeline.PipelineConfig` (the databases are the dataset's).
+        out: the run folder (a rerun resumes from its ``corrections.jsonl``).
+        fmt: the prediction file's format.
+        progress: show a progress bar.
+        manifest: what to record in ``run.json`` beside the configuration.
+
+    Returns:
+        The corrections and the path of the corrected prediction file.
+    """
+    from sqlmend.pipeline import correct_batch
+
+    out.mkdir(parents=True, exist_ok=True)
+    record = {**(manifest or {}), "format": fmt, "tasks_run": len(tasks),
+              "config": config.model_dump(mode="json")}
+    (out / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    t0 = time.perf_counter()
+    results = correct_batch(tasks, config, checkpoint=out / "corrections.jsonl", progress=progress,
+                            db_root=ds.db_root)
+    return results, write_outputs(out, ds, preds, results, fmt, time.perf_counter() - t0)
+
+
+def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root: str | None = None,
+                 db_root: str | None = None, limit: int | None = None, sample: int | None = None,
+                 seed: int = 0, shard: tuple[int, int] | None = None,
+                 progress: bool = True) -> tuple[list[Correction], Path]:
+    """``sqlmend correct --dataset --pred --out``: choose the tasks, keep a shard, run, write.
+
+    Args:
+        dataset: dataset name or task file.
+        pred: the prediction file.
+        out: the run folder.
+        config: the pipeline configuration.
+        data_root: the folder holding ``spider/`` (named datasets).
+        db_root: the databases folder ``<db_id>/<db_id>.sqlite`` (wins over the dataset's).
+        limit: the first N tasks.
+        sample: a seeded sample of N tasks (:func:`sqlmend.bench.sampling.seeded_sample`).
+        seed: the sample's seed.
+        shard: ``(K, N)``: only the tasks of shard K of N.
+        progress: show a progress bar.
+
+    Returns:
+        The corrections and the corrected prediction file.
+    """
+    from sqlmend.bench.datasets import load_dataset
+    from sqlmend.bench.predictions import load_predictions, sniff_pred_format
+    from sqlmend.bench.sampling import choose
+
+    ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
+    preds = load_predictions(pred, ds)
+    chosen = choose(ds.with_sql(preds), limit, sample, seed)
+    manifest = {"dataset": dataset, "pred": str(Path(pred).resolve()), "data_root": data_root,
+                "db_root": db_root, "selection": {"limit": limit, "sample": sample, "seed": seed},
+                "tasks_selected": len(chosen), "shard": list(shard) if shard else None}
+    return run_file(ds, preds, in_shard(chosen, shard), config, out, sniff_pred_format(pred),
+                    progress=progress, manifest=manifest)
+
+
+@dataclass
+class Merged:
+    """What :func:`merge_runs` wrote."""
+
+    corrections: list[Correction]
+    target: Path
+    shards: int
+
+
+def _comparable(run: dict[str, Any]) -> dict[str, Any]:
+    config = {k: v for k, v in run.get("config", {}).items() if k not in _PER_MACHINE}
+    return {k: run.get(k) for k in ("dataset", "pred", "format", "selection", "tasks_selected")} | {"config": config}
+
+
+def merge_runs(run_dirs: Sequence[Path], out: Path) -> Merged:
+    """Merge the shard folders of one run into the folder the unsharded run would have written.
+
+    Checks that the folders are shards ``1..N`` of the same run (same dataset, prediction
+    file, selection and stages), none missing, each complete, no question in two of them.
+
+    Args:
+        run_dirs: the shards' run folders.
+        out: the merged run folder (``corrections.jsonl`` in dataset order, ``summary.json``,
+            ``corrected.<ext>``, ``run.json``).
+
+    Returns:
+        The merged corrections and the corrected prediction file.
+
+    Raises:
+        ConfigError: the folders are not the complete shards of one run.
+        DatasetError: the dataset or the prediction file cannot be read (from the loaders).
+    """
+    from sqlmend.bench.datasets import load_dataset
+    from sqlmend.bench.predictions import load_predictions
+    from sqlmend.pipeline import read_checkpoint
+
+    if not run_dirs:
+        raise ConfigError("merge needs at least one run folder")
+    runs, summaries = [], []
+    for d in run_dirs:
+        try:
+            runs.append(json.loads((Path(d) / RUN_FILE).read_text(encoding="utf-8")))
+            summaries.append(json.loads((Path(d) / "summary.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{d} is not a finished `sqlmend correct` run folder: {e}") from None
+    first = _comparable(runs[0])
+    for d, run in zip(run_dirs, runs):
+        if _comparable(run) != first:
+            diff = sorted(k for k, v in _comparable(run).items() if first.get(k) != v)
+            raise ConfigError(f"{d} is not a shard of the same run as {run_dirs[0]} (differs in {', '.join(diff)})")
+    shards = [tuple(r["shard"]) if r.get("shard") else (1, 1) for r in runs]
+    n = shards[0][1]
+    if any(s[1] != n for s in shards) or sorted(s[0] for s in shards) != list(range(1, n + 1)):
+        raise ConfigError(f"need shards 1..{n} of {n} once each, got {', '.join(f'{k}/{m}' for k, m in shards)}")
+    results: dict[str, Correction] = {}
+    for d, run in zip(run_dirs, runs):
+        done = read_checkpoint(Path(d) / "corrections.jsonl")
+        if len(done) != run["tasks_run"]:
+            raise ConfigError(f"{d}: {len(done)} of {run['tasks_run']} tasks finished; rerun its command to finish")
+        twice = set(done) & set(results)
+        if twice:
+            raise ConfigError(f"{d}: questions also in another shard, e.g. {sorted(twice)[:3]}")
+        results.update(done)
+    if len(results) != runs[0]["tasks_selected"]:
+        raise ConfigError(f"the shards hold {len(results)} tasks, the run selected {runs[0]['tasks_selected']}")
+    run = runs[0]
+    ds = load_dataset(run["dataset"], data_root=run.get("data_root"), db_root=run.get("db_root"))
+    preds = load_predictions(run["pred"], ds)
+    ordered = [results[t.question_id] for t in ds.tasks if t.question_id in results]
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "corrections.jsonl").open("w", encoding="utf-8") as fh:
+        for c in ordered:
+            fh.write(json.dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n")
+    merged_run = {**run, "shard": None, "tasks_run": len(ordered), "merged_from": [str(d) for d in run_dirs]}
+    (out / RUN_FILE).write_text(json.dumps(merged_run, indent=1) + "\n", encoding="utf-8")
+    wall = sum(s.get("wall_seconds", 0.0) for s in summaries)
+    return Merged(ordered, write_outputs(out, ds, preds, ordered, run["format"], wall), n)
