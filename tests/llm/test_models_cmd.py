@@ -45,3 +45,16 @@ def test_models_check_on_a_fresh_install_works_offline(tmp_path):
     assert "ok embeddings ok (dim 384)" in out.stdout
     assert "ok chat ok" in out.stdout
     assert list((tmp_path / "cache" / "models").iterdir())  # the converted checkpoint
+
+
+def test_models_check_without_the_models_extra_names_the_extra(tmp_path):
+    """sentence-transformers not installed (blocked here): no traceback, the extra to install instead."""
+    env = dict(os.environ, SQLMEND_MODELS_CONFIG=str(tmp_path / "none.toml"))
+    code = ("import sys; sys.modules['sentence_transformers'] = None; "
+            "from sqlmend.cli import main; main()")
+    out = subprocess.run([sys.executable, "-c", code, "models", "--check", "-e", "local-minilm"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    assert "pip install 'sqlmend[models]'" in out.stdout and "sentence_transformers" in out.stdout
+    assert "| local-minilm |" in out.stdout  # not a terminal: the tables are Markdown

@@ -31,3 +31,33 @@ def test_rules_lists_every_rule_with_its_acting_severity():
         assert r["severity"] in ("strict", "advisory")
         if r["precision_clean"] is None:
             assert r["severity"] == "advisory" and r["why"] in ("unmeasured", "declared advisory")
+
+
+def test_write_precision_writes_data_not_the_package(tmp_path, data_dir, monkeypatch):
+    from sqlmend import rules
+
+    monkeypatch.setenv("SQLMEND_CACHE", str(tmp_path / "cache"))
+    packaged = rules.PRECISION_FILE.read_bytes()
+    pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
+    result = CliRunner().invoke(app, ["bench", "static", "--pred", str(pred), "--limit", "8", "-q",
+                                      "--write-precision"])
+    assert result.exit_code == 0, result.output
+    target = tmp_path / "cache" / "rules" / "precision.json"
+    assert rules.PRECISION_FILE.read_bytes() == packaged and f"wrote {target}" in result.output
+    stored = json.loads(target.read_text())
+    assert set(stored["rules"]) == {r.code for r in rules.all_rules()} and stored["files"] == ["codes-1b.sql"]
+    monkeypatch.setenv("SQLMEND_RULES_PRECISION", str(target))
+    rows = json.loads(CliRunner().invoke(app, ["rules", "--json"]).output)
+    assert {r["code"]: r["precision_clean"] for r in rows} == \
+        {c: m["precision_clean"] for c, m in stored["rules"].items()}
+    monkeypatch.setenv("SQLMEND_RULES_PRECISION", str(tmp_path / "missing.json"))
+    result = CliRunner().invoke(app, ["rules"])
+    assert result.exit_code == 2 and "SQLMEND_RULES_PRECISION" in result.output
+
+
+def test_rules_table_is_markdown_off_a_terminal():
+    result = CliRunner().invoke(app, ["rules"])  # CliRunner's stdout is not a terminal
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "| code | name | error type | severity | fix | precision (clean) | precision (all) | flagged |" in lines
+    assert any(line.startswith("| VL05 | ") for line in lines) and "━" not in result.output

@@ -8,7 +8,7 @@ import pytest
 from sql_cases import cases
 
 from sqlmend import sql
-from sqlmend.errors import SqlError, SqlParseError
+from sqlmend.errors import SqlError, SqlmendError, SqlParseError
 
 
 @pytest.mark.parametrize("case", cases("parse"))
@@ -66,3 +66,12 @@ def test_unknown_dialect_is_a_config_error():
     from sqlmend.errors import ConfigError
     with pytest.raises(ConfigError):
         sql.parse("SELECT 1", dialect="oracle9000")
+
+
+def test_sqlglot_own_warnings_stay_quiet(caplog):
+    """sqlglot's 'Falling back to parsing as a Command' warning never reaches the user's terminal."""
+    try:
+        sql.parse("CREATE TABLE x (a int) WITH FOO")
+    except SqlmendError:
+        pass
+    assert not [r for r in caplog.records if r.name.startswith("sqlglot")]

@@ -8,9 +8,13 @@ them) and asks this module which they are.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from tqdm import tqdm
+
+from sqlmend.errors import DatasetError
 
 
 def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: float = 10.0,
@@ -61,3 +65,32 @@ def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: f
             if conn is not None:
                 conn.close()
     return out
+
+
+def read_suspects(path: Path) -> list[str]:
+    """Read gold-suspect question ids: a JSON list, JSONL records with ``question_id``, or one id per line.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The ids.
+
+    Raises:
+        DatasetError: the file cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise DatasetError(f"{path}: {e}") from None
+    stripped = text.strip()
+    if stripped.startswith("["):
+        return [str(x) for x in json.loads(stripped)]
+    ids = []
+    for line in stripped.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            ids.append(str(json.loads(line)["question_id"]))
+        elif line and not line.startswith("#"):
+            ids.append(line)
+    return ids

@@ -9,9 +9,9 @@ from dataclasses import asdict
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from tqdm import tqdm
 
+from sqlmend.cli.output import QUIET, markdown_table, print_table
 from sqlmend.errors import SqlmendError
 from sqlmend.paths import data_root
 
@@ -71,14 +71,12 @@ def info_cmd(
     _console.print(f"[bold]{name}[/bold] ({dialect}): {len(schema.tables)} tables, "
                    f"{len(schema.foreign_keys)} foreign keys")
     for t in schema.tables:
-        table = Table(title=f"{t.name} — {t.row_count} rows", title_justify="left", show_edge=False)
-        for head in ("column", "type", "key", "not null"):
-            table.add_column(head)
         fks = {c: f"→ {fk.ref_table}.{r}" for fk in t.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
-        for c in t.columns:
-            key = " ".join(x for x in ("PK" if c.name in t.primary_key else "", fks.get(c.name, "")) if x)
-            table.add_row(c.name, c.type, key, "yes" if c.not_null else "")
-        _console.print(table)
+        print_table(("column", "type", "key", "not null"),
+                    [(c.name, c.type, " ".join(x for x in ("PK" if c.name in t.primary_key else "",
+                                                          fks.get(c.name, "")) if x),
+                      "yes" if c.not_null else "") for c in t.columns],
+                    title=f"{t.name} — {t.row_count} rows")
     if stats is not None:
         source = "loaded from cache" if stats["from_cache"] else "built now"
         _console.print(f"[bold]value index[/bold] ({source}): {stats['columns']} text columns, "
@@ -93,7 +91,9 @@ def values_bench_cmd(
     split: str = typer.Option("dev", help="Spider split whose databases are measured: dev or train."),
     probes: int = typer.Option(50, help="Stored values sampled per database as lookup probes."),
     repeat: int = typer.Option(5, help="Repeats per lookup (the median is kept)."),
-    markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table for docs/benchmarks.md."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table for docs/benchmarks.md "
+                                                            "(also when stdout is not a terminal)."),
+    quiet: bool = QUIET,
 ) -> None:
     """Value index: build time, cache load time and lookup latency per mode over Spider's databases."""
     from sqlmend.bench.value_speed import bench_values
@@ -111,7 +111,7 @@ def values_bench_cmd(
     missing = [i for i, p in located.items() if p is None]
     present = [p for p in located.values() if p is not None]
     result = bench_values(present, probes_per_db=probes, repeat=repeat,
-                          progress=lambda xs: tqdm(xs, desc="value index", unit="db"))
+                          progress=lambda xs: tqdm(xs, desc="value index", unit="db", disable=quiet))
     builds = sorted(result.build_seconds.values())
     loads = sorted(result.load_seconds.values())
     head = (f"{len(ids)} Spider {split} databases ({len(present)} present"
@@ -121,19 +121,15 @@ def values_bench_cmd(
             f"cache load total {sum(loads):.3f}s (max {loads[-1]:.4f}s)")
     rows = [(mode, s) for mode, s in result.summary().items()]
     if markdown:
-        typer.echo(f"{head}; {_dt.date.today().isoformat()}\n")
-        typer.echo("| lookup | calls | median µs | p95 µs | max µs | finds the stored value |")
-        typer.echo("| --- | --- | --- | --- | --- | --- |")
-        for mode, s in rows:
-            typer.echo(f"| {mode} | {s['calls']} | {s['median_us']:.1f} | {s['p95_us']:.1f} | "
-                       f"{s['max_us']:.1f} | {100 * s['hit_rate']:.0f}% |")
-        return
-    _console.print(head)
-    table = Table("lookup", "calls", "median µs", "p95 µs", "max µs", "finds the stored value")
-    for mode, s in rows:
-        table.add_row(mode, str(s["calls"]), f"{s['median_us']:.1f}", f"{s['p95_us']:.1f}",
-                      f"{s['max_us']:.1f}", f"{100 * s['hit_rate']:.0f}%")
-    _console.print(table)
+        head = f"{head}; {_dt.date.today().isoformat()}"
+    typer.echo(head + ("\n" if markdown else ""))
+    cells = [(mode, s["calls"], f"{s['median_us']:.1f}", f"{s['p95_us']:.1f}", f"{s['max_us']:.1f}",
+              f"{100 * s['hit_rate']:.0f}%") for mode, s in rows]
+    columns = ("lookup", "calls", "median µs", "p95 µs", "max µs", "finds the stored value")
+    if markdown:
+        typer.echo(markdown_table(columns, cells))
+    else:
+        print_table(columns, cells)
 
 
 def register(app: typer.Typer) -> None:

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from sqlmend.bench import load_dataset, write_jsonl
 from sqlmend.bench.datasets import read_jsonl
+from sqlmend.cli.output import QUIET, QUIET_LONG
 from sqlmend.errors import SqlmendError
 
 _DATASET_HELP = "A named dataset (spider-train, spider-dev, ...) or a task file."
@@ -51,6 +52,7 @@ def synth(
         None, help="Predictions of a system on the SAME training questions: its wrong ones are labelled "
                    "by the model of the 'synth' stage (AsiLLM); skipped with a message when none is configured."),
     data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
+    quiet: bool = QUIET,
 ) -> None:
     """Synthesize detector training data from gold SQL: execution-verified perturbations + gold as no_error."""
     from sqlmend.synth import label_distribution, synthesize
@@ -66,7 +68,7 @@ def synth(
     if limit and limit < len(tasks):
         tasks = random.Random(seed).sample(tasks, limit)
     examples, skipped = [], []
-    bar = tqdm(total=len(tasks), desc="synth", unit="question")
+    bar = tqdm(total=len(tasks), desc="synth", unit="question", disable=quiet)
     last = None
     for item in synthesize(tasks, lambda db_id: ds.db_path(db_id) or f"<missing database {db_id}>",
                            per_question=per_question, compose_rate=compose_rate, seed=seed,
@@ -81,7 +83,7 @@ def synth(
         examples.append(item.to_dict())
     bar.close()
     if asillm_predictions is not None:
-        examples += _asillm(ds, tasks, asillm_predictions, skipped)
+        examples += _asillm(ds, tasks, asillm_predictions, skipped, quiet)
     write_jsonl(out, examples)
     dist = label_distribution(examples)
     typer.echo(f"wrote {len(examples)} examples from {len(tasks)} questions to {out} ({len(skipped)} skipped)")
@@ -90,7 +92,7 @@ def synth(
     typer.echo(json.dumps(dict(sorted(dist.items())), indent=1))
 
 
-def _asillm(ds, tasks, predictions: Path, skipped: list[str]) -> list[dict]:
+def _asillm(ds, tasks, predictions: Path, skipped: list[str], quiet: bool = False) -> list[dict]:
     from dataclasses import replace
 
     from sqlmend.bench import load_predictions
@@ -101,7 +103,7 @@ def _asillm(ds, tasks, predictions: Path, skipped: list[str]) -> list[dict]:
     wrong = [replace(t, sql=preds[t.question_id]) for t in tasks if preds.get(t.question_id)]
     try:
         items = list(tqdm(label_predictions(wrong, lambda d: ds.db_path(d) or d, resolve("synth")),
-                          desc="asillm", unit="prediction"))
+                          desc="asillm", unit="prediction", disable=quiet))
     except SqlmendError as e:
         typer.secho(str(e), err=True, fg=typer.colors.YELLOW)
         return []
@@ -127,6 +129,7 @@ def train_detector(
     calibrate_limit: int = typer.Option(150, help="Held-out examples scored for calibration."),
     threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
     device: str = typer.Option("cpu", help="cpu | cuda | auto."),
+    quiet: bool = QUIET,
 ) -> None:
     """Train the error-token detector (LoRA + token rows); resumable: rerun the same command to continue."""
     from sqlmend.detect import calibrate, model as dmodel
@@ -140,12 +143,12 @@ def train_detector(
                       time_budget=time_budget * 60 if time_budget else None, threads=threads, device=device,
                       lora=dmodel.LoraSettings(r=lora_r, alpha=2 * lora_r))
     typer.echo(f"training on {len(train_rows)} examples ({len(held)} held out for calibration) -> {out}")
-    report = train(train_rows, cfg)
+    report = train(train_rows, cfg, progress=not quiet)
     typer.echo(f"steps {report.steps}/{report.total_steps}, examples seen {report.examples_seen}, "
                f"loss {report.mean_loss:.4f}, {report.seconds / 60:.1f} min, finished={report.finished}")
     if held:
         result = calibrate.calibrate_folder(out, held[:calibrate_limit], target_precision, backbone=backbone,
-                                            device=device)
+                                            device=device, progress=not quiet)
         typer.echo(f"calibrated threshold P(no_error) < {result['threshold']:.4f} "
                    f"(held-out precision {result['precision']:.3f}, recall {result['recall']:.3f}, "
                    f"n={result['n']})")
@@ -162,6 +165,7 @@ def detect(
     static: bool = typer.Option(False, help="Also run the static rules."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write JSONL results here (default: stdout)."),
     threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
+    quiet: bool = QUIET_LONG,
 ) -> None:
     """Detect the error types of SQL with the trained error-token model (per-query types with scores)."""
     from sqlmend.bench import read_tasks
@@ -190,7 +194,7 @@ def detect(
         det = ErrorTokenDetector.from_dir(folder, mode=mode)
     except SqlmendError as e:
         _fail(e)
-    results = judge(items, path_of, det, static=static, progress=len(items) > 1)
+    results = judge(items, path_of, det, static=static, progress=len(items) > 1 and not quiet)
     lines = [json.dumps(r.to_dict()) for r in results]
     if out:
         out.write_text("\n".join(lines) + "\n")
@@ -202,91 +206,42 @@ def detect(
 def bench_detect(
     detector_dir: Optional[Path] = typer.Option(None, "--detector", help="Detector folder (default: the cache)."),
     predictions: Optional[list[Path]] = typer.Option(None, "--pred", help="Prediction files (default: the five shared Spider-dev files)."),
-    limit: Optional[int] = typer.Option(None, help="Score a seeded sample of this many questions (all when omitted)."),
+    limit: Optional[int] = typer.Option(None, help="Score a seeded sample of this many dev questions (all when "
+                                                   "omitted); sampled questions without a database are left out."),
     seed: int = typer.Option(0, help="Seed of the question sample."),
     mode: str = typer.Option("one_pass", help="one_pass | decode."),
     static: bool = typer.Option(True, help="Also score the static rules and static-then-model."),
     data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
     out: Optional[Path] = typer.Option(None, "--json", help="Write all figures and per-item results as JSON."),
     threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
+    quiet: bool = QUIET,
 ) -> None:
     """D-Precision/Recall/Accuracy/F1 of the detector on Spider-dev predictions vs execution correctness."""
-    from sqlmend import rules
-    from sqlmend.bench import evaluate, load_predictions
-    from sqlmend.bench.metrics import detection_metrics, labels_from_report
-    from sqlmend.db import connect
-    from sqlmend.detect.batch import Item, judge
+    from sqlmend.bench.detect import bench_detect as run
+    from sqlmend.bench.predictions import shared_prediction_files
     from sqlmend.detect.detector import ErrorTokenDetector
-    from sqlmend.paths import data_root as find_root
 
     _threads(threads)
     try:
-        ds = load_dataset("spider-dev", data_root=data_root)
-        files = predictions or sorted((find_root(data_root) / "predictions" / "spider-dev").glob("*.sql"))
+        files = predictions or shared_prediction_files(data_root=data_root)
         det = ErrorTokenDetector.from_dir(detector_dir or default_detector_dir(), mode=mode)
+        r = run(det, files, limit=limit, seed=seed, static=static, data_root=data_root, progress=not quiet)
     except SqlmendError as e:
         _fail(e)
-    qids = [t.question_id for t in ds.tasks if ds.db_path(t.db_id)]
-    if limit and limit < len(qids):
-        qids = sorted(random.Random(seed).sample(qids, limit), key=qids.index)
-    chosen = set(qids)
-    suspects: set[str] = set()
-    for t in ds.tasks:  # gold-suspect: the rules find something in the gold itself
-        if t.question_id in chosen and t.gold:
-            with connect(ds.db_path(t.db_id)) as db:
-                if rules.check(db, t.gold, t.question):
-                    suspects.add(t.question_id)
-    items, labels = [], {}
-    for path in files:
-        preds = load_predictions(path, ds)
-        sub = {q: preds[q] for q in qids if q in preds}
-        report = evaluate(ds, sub, progress=False, label=path.stem)
-        for qid, wrong in labels_from_report(report).items():
-            if qid in sub:  # the report also judges the questions left out of the sample
-                labels[f"{path.stem}:{qid}"] = wrong
-        items += [Item(f"{path.stem}:{q}", q, ds.task(q).db_id, ds.task(q).question, sql) for q, sql in sub.items()]
-    items = [it for it in items if it.key in labels]
-    results = {j.key: j for j in judge(items, lambda d: ds.db_path(d), det, static=static)}
-    flags = {
-        "model": {k: [t for t, _ in j.model_types] for k, j in results.items()},
-        "static": {k: j.static_types for k, j in results.items()},
-        "static+model": {k: j.static_types + [t for t, _ in j.model_types] for k, j in results.items()},
-    }
-    if not static:
-        flags = {"model": flags["model"]}
-    clean = {k: v for k, v in labels.items() if k.split(":", 1)[1] not in suspects}
-    table = {}
-    for name, f in flags.items():
-        for subset, truth in (("all", labels), ("gold-clean", clean)):
-            m = detection_metrics({k: v for k, v in f.items() if k in truth}, truth).overall
-            table[f"{name} / {subset}"] = m.to_dict()
-    per_system = {}
-    for path in files:
-        truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
-        per_system[path.stem] = detection_metrics({k: flags["model"][k] for k in truth}, truth).overall.to_dict()
-    from sqlmend.detect.calibrate import auroc
-
-    auc = {}
-    for subset, truth in (("all", labels), ("gold-clean", clean)):
-        keys = [k for k in truth if results[k].p_no_error is not None]
-        auc[subset] = auroc([results[k].p_no_error for k in keys], [truth[k] for k in keys])
-    n_wrong = sum(labels.values())
-    typer.echo(f"{len(labels)} predictions ({n_wrong} wrong) of {len(qids)} questions, {len(files)} systems; "
-               f"{len(suspects)} gold-suspect questions; mode={mode}, threshold={det.threshold:.4f}")
+    typer.echo(f"{len(r['labels'])} predictions ({r['wrong']} wrong) of {r['questions']} questions, {len(files)} "
+               f"systems; {len(r['suspects'])} gold-suspect questions; mode={mode}, threshold={det.threshold:.4f}")
     typer.echo("| detector / questions | n | D-Precision | D-Recall | D-Accuracy | D-F1 |")
     typer.echo("| --- | --- | --- | --- | --- | --- |")
-    for name, m in table.items():
+    for name, m in r["table"].items():
         typer.echo(f"| {name} | {m['tp'] + m['fp'] + m['fn'] + m['tn']} | {m['precision']} | {m['recall']} | "
                    f"{m['accuracy']} | {m['f1']} |")
     typer.echo("\nAUROC of 1 - P(no_error): " + ", ".join(
-        f"{k} {v:.3f}" if v is not None else f"{k} n/a" for k, v in auc.items()))
+        f"{k} {v:.3f}" if v is not None else f"{k} n/a" for k, v in r["auroc"].items()))
     typer.echo("\nmodel alone, per system (all questions):")
-    for name, m in per_system.items():
+    for name, m in r["per_system"].items():
         typer.echo(f"| {name} | {m['precision']} | {m['recall']} | {m['accuracy']} | {m['f1']} |")
     if out:
-        out.write_text(json.dumps({"table": table, "per_system": per_system, "auroc": auc, "questions": len(qids),
-                                   "suspects": sorted(suspects), "labels": labels,
-                                   "results": {k: j.to_dict() for k, j in results.items()}}, indent=1))
+        out.write_text(json.dumps({k: v for k, v in r.items() if k != "wrong"}, indent=1))
 
 
 def register(app: typer.Typer) -> None:

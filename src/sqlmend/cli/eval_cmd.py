@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -15,6 +14,7 @@ from sqlmend.bench.datasets import TASK_FORMATS
 from sqlmend.bench.executor import QueryPool
 from sqlmend.bench.predictions import PRED_FORMATS
 from sqlmend.bench.speed import time_evaluation
+from sqlmend.bench.suspects import read_suspects
 from sqlmend.errors import ConfigError, DatasetError
 
 _DATASET_HELP = ("A named dataset (spider-dev, spider-train, bird-dev, nl2sql-bugs) resolved under the "
@@ -24,35 +24,6 @@ _DATASET_HELP = ("A named dataset (spider-dev, spider-train, bird-dev, nl2sql-bu
 def _fail(error: Exception) -> None:
     typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
     raise typer.Exit(2)
-
-
-def read_suspects(path: Path) -> list[str]:
-    """Read gold-suspect question ids: a JSON list, JSONL records with ``question_id``, or one id per line.
-
-    Args:
-        path: the file.
-
-    Returns:
-        The ids.
-
-    Raises:
-        DatasetError: the file cannot be read.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise DatasetError(f"{path}: {e}") from None
-    stripped = text.strip()
-    if stripped.startswith("["):
-        return [str(x) for x in json.loads(stripped)]
-    ids = []
-    for line in stripped.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            ids.append(str(json.loads(line)["question_id"]))
-        elif line and not line.startswith("#"):
-            ids.append(line)
-    return ids
 
 
 def _load(dataset: str, data_root: Optional[Path], db_root: Optional[Path]) -> Dataset:

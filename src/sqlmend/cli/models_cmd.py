@@ -6,6 +6,8 @@ from typing import Optional
 
 import typer
 
+from sqlmend.cli.output import QUIET
+
 MODEL_HELP = "Assign an endpoint to a stage, STAGE=ENDPOINT ('*=local': the embedded models everywhere)."
 CONFIG_HELP = "The models config file (TOML); default $SQLMEND_MODELS_CONFIG or ~/.config/sqlmend/models.toml."
 
@@ -15,6 +17,19 @@ def _config(config: Optional[str], model: list[str]):
 
     cfg = LLMConfig.load(config)
     return cfg.with_overrides(model) if model else cfg
+
+
+def _check(cfg, name: str) -> str:
+    """Call one endpoint: ``"ok ..."`` or ``"FAILED ..."`` (a missing optional package named with its extra)."""
+    from sqlmend.errors import SqlmendError
+
+    try:
+        return f"ok {cfg.backend(name).check()}"
+    except SqlmendError as exc:
+        return f"FAILED {exc}"
+    except ImportError as exc:  # torch, transformers, sentence-transformers: the models extra
+        return (f"FAILED needs the models extra (missing Python module {exc.name or exc}): "
+                "pip install 'sqlmend[models]' (torch CPU first, see README)")
 
 
 def register(app: typer.Typer) -> None:
@@ -34,48 +49,37 @@ def register(app: typer.Typer) -> None:
         model: list[str] = typer.Option([], "--model", "-m", help=MODEL_HELP),
     ) -> None:
         """List the model endpoints and which stage uses which; --check calls them."""
-        from rich.console import Console
-        from rich.table import Table
-
+        from sqlmend.cli.output import print_table
         from sqlmend.errors import SqlmendError
         from sqlmend.llm.config import STAGES, default_model
 
-        console = Console()
         try:
             cfg = _config(config, model)
         except SqlmendError as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2)
-        console.print(f"models config: {cfg.source}")
-        stages = Table(title="stages")
-        stages.add_column("stage")
-        stages.add_column("endpoint")
-        for stage in sorted(set(STAGES) | set(cfg.stages) - {"default"}) + ["default"]:
-            stages.add_row(stage, cfg.endpoint_for(stage) or "[dim]none (stage skipped)[/dim]")
-        console.print(stages)
-        names = endpoint or sorted(cfg.endpoints)
-        table = Table(title="endpoints")
-        for col in ("endpoint", "kind", "model", "where") + (("check",) if check else ()):
-            table.add_column(col, overflow="fold")
-        failed = 0
-        for name in names:
+        typer.echo(f"models config: {cfg.source}")
+        print_table(("stage", "endpoint"),
+                    [(stage, cfg.endpoint_for(stage) or "none (stage skipped)")
+                     for stage in sorted(set(STAGES) | set(cfg.stages) - {"default"}) + ["default"]],
+                    title="stages")
+        rows, failed = [], 0
+        for name in endpoint or sorted(cfg.endpoints):
             spec = cfg.endpoints.get(name)
             if spec is None:
-                console.print(f"[red]unknown endpoint {name!r}[/red]")
+                typer.echo(f"unknown endpoint {name!r}", err=True)
                 failed += 1
                 continue
             where = spec.get("base_url") or spec.get("cassette") or spec.get("path") or \
                 spec.get("description", "")
             row = [name, spec["kind"], str(spec.get("model") or default_model(spec["kind"])), str(where)]
             if check:
-                try:
-                    with console.status(f"checking {name} ..."):
-                        row.append(f"[green]ok[/green] {cfg.backend(name).check()}")
-                except SqlmendError as exc:
-                    failed += 1
-                    row.append(f"[red]FAILED[/red] {exc}")
-            table.add_row(*row)
-        console.print(table)
+                outcome = _check(cfg, name)
+                failed += not outcome.startswith("ok")
+                row.append(outcome)
+            rows.append(row)
+        print_table(("endpoint", "kind", "model", "where") + (("check",) if check else ()), rows,
+                    title="endpoints")
         if failed:
             raise typer.Exit(1)
 
@@ -108,6 +112,7 @@ def register(app: typer.Typer) -> None:
         calls: int = typer.Option(200, help="Cache-hit calls timed."),
         data_root: Optional[str] = typer.Option(None, help="Benchmark data folder (holds spider/)."),
         config: Optional[str] = typer.Option(None, "--config", help=CONFIG_HELP),
+        quiet: bool = QUIET,
     ) -> None:
         """Generation speed, first-token latency, embedding throughput, cache-hit overhead."""
         from rich.console import Console
@@ -118,7 +123,7 @@ def register(app: typer.Typer) -> None:
 
         console = Console()
         cfg = _config(config, [])
-        with Progress(console=console, transient=True) as progress:
+        with Progress(console=console, transient=True, disable=quiet) as progress:
             task = progress.add_task("bench llm", total=3)
             progress.update(task, description=f"generation ({chat})")
             c = bench.bench_chat(cfg.backend(chat), tokens=tokens, runs=runs)

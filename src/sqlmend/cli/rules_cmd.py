@@ -97,8 +97,12 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
     the file $SQLMEND_RULES_PRECISION names (`sqlmend bench static --write-precision`
     writes one).
     """
-    measured = rules.measured()
-    source = rules.precision_file()
+    try:
+        measured = rules.measured()
+        source = rules.precision_file()
+    except SqlmendError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     rows = []
     for rule in rules.all_rules():
         m = measured.get("rules", {}).get(rule.code, {})

@@ -7,15 +7,13 @@ import json
 from dataclasses import asdict
 
 import typer
-from rich.console import Console
-from rich.table import Table
 from tqdm import tqdm
 
 from sqlmend import sql
+from sqlmend.cli.output import QUIET, print_table
 from sqlmend.errors import SqlmendError
 from sqlmend.paths import data_root
 
-_console = Console()
 sql_app = typer.Typer(help="Look at SQL the way sqlmend sees it: edits between two queries, "
                            "normalized form, features.", no_args_is_help=True)
 
@@ -119,6 +117,7 @@ def bench_sql(
     split: str = typer.Option("dev.json", help="Spider split file: dev.json or train_spider.json."),
     data: str = typer.Option(None, "--data-root", help="The folder holding spider/ (default: found)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    quiet: bool = QUIET,
 ) -> None:
     """Time parse + normalize + features per query over every Spider gold query of a split."""
     from sqlmend.db import connect
@@ -131,7 +130,7 @@ def bench_sql(
     try:
         spider = data_root(data) / "spider"
         result = bench_split(spider, split, schema_of,
-                             progress=lambda items: tqdm(items, desc=f"sql {split}", unit="q"))
+                             progress=lambda items: tqdm(items, desc=f"sql {split}", unit="q", disable=quiet))
     except SqlmendError as e:
         _fail(e)
     summary = result.summary()
@@ -139,16 +138,12 @@ def bench_sql(
         typer.echo(json.dumps({"split": split, "queries": result.queries, "failures": len(result.failures),
                                "quoted_strings": result.quoted_strings, "stages": summary}, indent=2))
         return
-    table = Table(title=f"SQL layer on Spider {split}: {result.queries} gold queries, "
-                        f"{len(result.failures)} failures, {result.quoted_strings} double-quoted strings "
-                        f"({_dt.date.today().isoformat()})")
-    for head in ("stage", "mean ms", "median ms", "p95 ms", "max ms"):
-        table.add_column(head, justify="right" if head != "stage" else "left")
-    for stage in STAGES:
-        if stage in summary:
-            s = summary[stage]
-            table.add_row(stage, *(f"{s[k]:.2f}" for k in ("mean_ms", "median_ms", "p95_ms", "max_ms")))
-    _console.print(table)
+    print_table(("stage", "mean ms", "median ms", "p95 ms", "max ms"),
+                [(stage, *(f"{summary[stage][k]:.2f}" for k in ("mean_ms", "median_ms", "p95_ms", "max_ms")))
+                 for stage in STAGES if stage in summary],
+                title=f"SQL layer on Spider {split}: {result.queries} gold queries, "
+                      f"{len(result.failures)} failures, {result.quoted_strings} double-quoted strings "
+                      f"({_dt.date.today().isoformat()})")
     for index, error in result.failures[:20]:
         typer.echo(f"  #{index}: {error}")
 

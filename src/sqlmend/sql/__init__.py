@@ -10,6 +10,8 @@ this layer uses these functions and :mod:`sqlmend.sql.ast` for node classes::
 
 from __future__ import annotations
 
+import logging
+
 from sqlmend.sql import ast
 from sqlmend.sql.clauses import conjuncts
 from sqlmend.sql.diff import diff
@@ -18,6 +20,10 @@ from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render, transpile
 from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_only
+
+# sqlglot logs its own warnings ("... contains unsupported syntax. Falling back to parsing as a
+# 'Command'"); sqlmend reports what it cannot read as errors and findings, so they stay quiet.
+logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
 
 __all__ = ["Features", "ast", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "features", "is_read_only", "normalize", "parse",
            "render", "transpile"]
