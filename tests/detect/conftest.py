@@ -43,3 +43,21 @@ def tiny():
     """``(model, tokenizer)``: a fresh 2-layer Llama with tied embeddings."""
     tok = make_tokenizer()
     return make_model(len(tok)), tok
+
+
+@pytest.fixture
+def tiny_detector(tmp_path, tiny_factory):
+    """``(folder, backbone)``: a detector folder trained for a few steps on the tiny model."""
+    from sqlmend.detect.train import TrainConfig, train
+
+    make_tokenizer, make_model = tiny_factory
+    tok = make_tokenizer()
+    base = tmp_path / "base"
+    make_model(len(tok)).save_pretrained(base)
+    tok.save_pretrained(base)
+    folder = tmp_path / "det"
+    examples = [{"question": "which singer", "sql": "select name from singer", "db_id": "a", "labels": ["value_error"],
+                 "context": {"qss": "singer ( name )", "ast": "select", "exec": "error"}}]
+    train(examples, TrainConfig(out_dir=str(folder), backbone=str(base), max_steps=3, grad_accum=1, max_length=64),
+          progress=False)
+    return folder, base

@@ -11,19 +11,8 @@ from sqlmend.bench.sampling import seeded_sample
 from sqlmend.cli import app
 
 
-def test_bench_detect_scores_the_seeded_sample(tmp_path, data_dir, tiny_factory):
-    from sqlmend.detect.train import TrainConfig, train
-
-    make_tokenizer, make_model = tiny_factory
-    tok = make_tokenizer()
-    base = tmp_path / "base"
-    make_model(len(tok)).save_pretrained(base)
-    tok.save_pretrained(base)
-    folder = tmp_path / "det"
-    examples = [{"question": "which singer", "sql": "select name from singer", "db_id": "a", "labels": ["value_error"],
-                 "context": {"qss": "singer ( name )", "ast": "select", "exec": "error"}}]
-    train(examples, TrainConfig(out_dir=str(folder), backbone=str(base), max_steps=2, grad_accum=1, max_length=64),
-          progress=False)
+def test_bench_detect_scores_the_seeded_sample(tmp_path, data_dir, tiny_detector):
+    folder, _ = tiny_detector
     preds = [data_dir / "predictions" / "spider-dev" / f for f in ("codes-1b.sql", "din-sql_gpt-4.sql")]
     out = tmp_path / "bench.json"
     r = CliRunner().invoke(app, ["bench", "detect", "--detector", str(folder), "--pred", str(preds[0]), "--pred",

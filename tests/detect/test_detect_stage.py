@@ -8,7 +8,6 @@ from sqlmend.db import connect
 from sqlmend.detect import model as dmodel
 from sqlmend.detect.detector import ErrorTokenDetector
 from sqlmend.detect.stage import DetectorStage
-from sqlmend.detect.train import TrainConfig, train
 from sqlmend.llm.replay import ReplayBackend
 from sqlmend.stage import StageContext
 from sqlmend.types import Task
@@ -25,17 +24,8 @@ def _ctx(db, resolve=None):
     return StageContext(task=task, db=db, sql=task.sql, resolve=resolve)
 
 
-def test_stage_with_a_trained_folder(tmp_path, concert, tiny_factory):
-    make_tokenizer, make_model = tiny_factory
-    tok = make_tokenizer()
-    base = tmp_path / "base"
-    make_model(len(tok)).save_pretrained(base)
-    tok.save_pretrained(base)
-    folder = tmp_path / "det"
-    examples = [{"question": "which singer", "sql": "select name from singer", "db_id": "a", "labels": ["value_error"],
-                 "context": {"qss": "singer ( name )", "ast": "select", "exec": "error"}}]
-    train(examples, TrainConfig(out_dir=str(folder), backbone=str(base), max_steps=3, grad_accum=1, max_length=64),
-          progress=False)
+def test_stage_with_a_trained_folder(concert, tiny_detector):
+    folder, base = tiny_detector
     assert dmodel.read_settings(folder)["backbone_path"] == str(base)
     det = ErrorTokenDetector.from_dir(folder, mode="decode")
     found = det.detect(concert, "Which singers?", "SELECT name FROM singer")
