@@ -143,14 +143,7 @@ def read_bird_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str
 
 
 def read_jsonl_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str, str]:
-    """Read sqlmend JSONL records (``question_id``, ``sql``).
-
-    Args:
-        path: the file.
-        dataset: the dataset the file answers.
-
-    Returns:
-        ``{question_id: sql}``.
+    """Read sqlmend JSONL records (``question_id``, ``sql``) answering ``dataset`` into ``{question_id: sql}``.
 
     Raises:
         DatasetError: an unknown or repeated id (naming the line), or missing ids.

@@ -147,15 +147,7 @@ def detection_markdown(metrics: DetectionMetrics, title: str = "Detection") -> s
 
 
 def refinement_markdown(metrics: RefinementMetrics, title: str = "Refinement") -> str:
-    """Render FR, CR and the ΔEX decomposition beside the measured ΔEX.
-
-    Args:
-        metrics: the refinement metrics.
-        title: the heading.
-
-    Returns:
-        Markdown text.
-    """
+    """Render FR, CR and the ΔEX decomposition beside the measured ΔEX, as Markdown under ``title``."""
     m = metrics
     return "\n".join([
         f"### {title}", "",

@@ -26,6 +26,15 @@ _MODEL_HELP = ("model assignment STAGE=ENDPOINT, repeatable; '*=local' puts the 
 
 _OPTION_HELP = "stage option STAGE.KEY=VALUE, repeatable (e.g. refine.max_tokens=96, refine.shots=0)"
 
+# options shared by correct, bench correct and serve
+_STAGES = typer.Option(None, help=_STAGES_HELP)
+_MODEL = typer.Option(None, "--model", help=_MODEL_HELP)
+_OPTION = typer.Option(None, "--option", help=_OPTION_HELP)
+_SEED = typer.Option(0, help="seed of --sample")
+_WORKERS = typer.Option(4, help="tasks corrected in parallel")
+_CONCURRENCY = typer.Option(1, help="model calls in flight at once")
+_TIMEOUT = typer.Option(30.0, help="seconds per SQL execution")
+
 
 def parse_options(specs: list[str] | None) -> dict[str, dict[str, Any]]:
     """Parse ``STAGE.KEY=VALUE`` flags into ``PipelineConfig.options`` (values read as JSON if they parse).
@@ -109,20 +118,20 @@ def correct(
     dataset: str = typer.Option(None, help="dataset name (spider-dev, bird-dev, ...) or a task file"),
     pred: Path = typer.Option(None, help="prediction file to correct (Spider, BIRD or JSONL format)"),
     out: Path = typer.Option(None, help="output folder (corrections.jsonl, summary.json, corrected.*)"),
-    stages: str = typer.Option(None, help=_STAGES_HELP),
+    stages: str = _STAGES,
     strategy: str = typer.Option("errorllm", help=_STRATEGY_HELP),
-    model: list[str] = typer.Option(None, "--model", help=_MODEL_HELP),
-    option: list[str] = typer.Option(None, "--option", help=_OPTION_HELP),
+    model: list[str] = _MODEL,
+    option: list[str] = _OPTION,
     db: str = typer.Option(None, help="single query: the database (path or URL)"),
     question: str = typer.Option(None, help="single query: the question"),
     sql: str = typer.Option(None, "--sql", help="single query: the SQL to check"),
     evidence: str = typer.Option("", help="single query: evidence (BIRD style)"),
     limit: int = typer.Option(None, help="correct only the first N tasks"),
     sample: int = typer.Option(None, help="correct a seeded random sample of N tasks"),
-    seed: int = typer.Option(0, help="seed of --sample"),
-    workers: int = typer.Option(4, help="tasks corrected in parallel"),
-    model_concurrency: int = typer.Option(1, help="model calls in flight at once"),
-    timeout: float = typer.Option(30.0, help="seconds per SQL execution"),
+    seed: int = _SEED,
+    workers: int = _WORKERS,
+    model_concurrency: int = _CONCURRENCY,
+    timeout: float = _TIMEOUT,
     data_root: str = typer.Option(None, help="folder holding spider/ (default: found automatically)"),
     db_root: str = typer.Option(None, help="folder of <db_id>/<db_id>.sqlite for the dataset's databases "
                                            "(a task file's, BIRD's, ...; default: the dataset's own)"),
@@ -207,15 +216,15 @@ def bench_correct(
     dataset: str = typer.Option("spider-dev", help="dataset name or task file"),
     pred: list[Path] = typer.Option(None, help="prediction file(s); default: the five shared Spider-dev files"),
     strategies: str = typer.Option("errorllm", help=f"comma-separated, of {', '.join(STRATEGIES)}"),
-    stages: str = typer.Option(None, help=_STAGES_HELP),
-    model: list[str] = typer.Option(None, "--model", help=_MODEL_HELP),
-    option: list[str] = typer.Option(None, "--option", help=_OPTION_HELP),
+    stages: str = _STAGES,
+    model: list[str] = _MODEL,
+    option: list[str] = _OPTION,
     out: Path = typer.Option(Path("runs/bench-correct"), help="output folder (resumable)"),
     sample: int = typer.Option(None, help="a seeded random sample of N tasks per file"),
-    seed: int = typer.Option(0, help="seed of --sample"),
-    workers: int = typer.Option(4, help="tasks corrected in parallel"),
-    model_concurrency: int = typer.Option(1, help="model calls in flight at once"),
-    timeout: float = typer.Option(30.0, help="seconds per SQL execution"),
+    seed: int = _SEED,
+    workers: int = _WORKERS,
+    model_concurrency: int = _CONCURRENCY,
+    timeout: float = _TIMEOUT,
     data_root: str = typer.Option(None, help="folder holding spider/"),
     quiet: bool = QUIET,
 ) -> None:
@@ -245,11 +254,11 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="address to bind"),
     port: int = typer.Option(8080, help="port"),
     db_root: str = typer.Option(None, help="folder of <db_id>/<db_id>.sqlite (default: Spider's)"),
-    stages: str = typer.Option(None, help=_STAGES_HELP),
+    stages: str = _STAGES,
     strategy: str = typer.Option("errorllm", help=_STRATEGY_HELP),
-    model: list[str] = typer.Option(None, "--model", help=_MODEL_HELP),
+    model: list[str] = _MODEL,
     allow_paths: bool = typer.Option(False, help="accept database paths/URLs in requests"),
-    timeout: float = typer.Option(30.0, help="seconds per SQL execution"),
+    timeout: float = _TIMEOUT,
 ) -> None:
     """Serve POST /correct and POST /check (JSON) over HTTP.
 

@@ -129,17 +129,18 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
                       f"{'packaged' if source == rules.PRECISION_FILE else source})")
 
 
+_WRITE_HELP = ("Store each rule's measured precision in --precision-file (the packaged "
+               "rules/precision.json is never written).")
+_FILE_HELP = ("Where --write-precision writes (default: <cache>/rules/precision.json). The rules "
+              "use it when $SQLMEND_RULES_PRECISION names it.")
+
+
 def bench_static(
     pred: list[Path] = typer.Option(..., "--pred", help="Prediction file(s); repeat the option."),
     dataset: str = typer.Option("spider-dev", "--dataset", help="Dataset name or task file."),
     timeout: float = typer.Option(10.0, help="Seconds each query and probe may run."),
-    write_precision: bool = typer.Option(False, "--write-precision",
-                                         help="Store each rule's measured precision in --precision-file "
-                                              "(the packaged rules/precision.json is never written)."),
-    precision_file: Path = typer.Option(None, "--precision-file", metavar="FILE",
-                                        help="Where --write-precision writes (default: "
-                                             "<cache>/rules/precision.json). The rules use it when "
-                                             "$SQLMEND_RULES_PRECISION names it."),
+    write_precision: bool = typer.Option(False, "--write-precision", help=_WRITE_HELP),
+    precision_file: Path = typer.Option(None, "--precision-file", metavar="FILE", help=_FILE_HELP),
     out: Path = typer.Option(None, "--out", help="Write the full report as JSON here."),
     limit: int = typer.Option(0, help="Only the first N questions (0: all)."),
     quiet: bool = QUIET,
