@@ -11,6 +11,7 @@ says whether each mode finds what it should.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import tempfile
@@ -63,6 +64,41 @@ class ValueBench:
                 "hit_rate": sum(self.hits[mode]) / len(self.hits[mode]) if self.hits[mode] else 0.0,
             }
         return out
+
+
+SPLIT_FILES = {"dev": "dev.json", "train": "train_spider.json"}
+
+
+def spider_databases(spider_dir: Path, split: str) -> tuple[list[str], list[Path]]:
+    """The database ids a Spider split uses, and the files of those present.
+
+    Args:
+        spider_dir: the Spider folder (holding the split file and ``database/``).
+        split: ``dev`` or ``train``.
+
+    Returns:
+        ``(ids, present files)``; ids are sorted, a missing database has no file.
+
+    Raises:
+        ConfigError: an unknown split. DatasetError: the split file cannot be read.
+    """
+    from sqlmend.db import benchmark_db
+    from sqlmend.errors import ConfigError, DatasetError, SqlmendError
+
+    file = SPLIT_FILES.get(split)
+    if file is None:
+        raise ConfigError(f"unknown Spider split {split!r}: dev or train")
+    try:
+        ids = sorted({x["db_id"] for x in json.loads((spider_dir / file).read_text())})
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise DatasetError(f"cannot read {spider_dir / file}: {e}") from None
+    present = []
+    for db_id in ids:
+        try:
+            present.append(benchmark_db(spider_dir / "database", db_id))
+        except SqlmendError:  # absent
+            continue
+    return ids, present
 
 
 def bench_values(paths: Iterable[Path], probes_per_db: int = 50, repeat: int = 5, seed: int = 0,

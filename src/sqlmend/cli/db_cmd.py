@@ -22,16 +22,6 @@ db_app = typer.Typer(help="Look at a database the way sqlmend sees it: schema, k
 _DATA_HELP = "Benchmark data folder (the one holding spider/); default: $SQLMEND_DATA or ../shared/data."
 
 
-def _located(root, db_id: str):
-    """The database file of ``db_id`` under ``root``, or None when it is absent."""
-    from sqlmend.db import benchmark_db
-
-    try:
-        return benchmark_db(root, db_id)
-    except SqlmendError:
-        return None
-
-
 def _resolve(target: str, root: str | None) -> str:
     """A path or URL as given, else a Spider database id looked up under the data root."""
     if "://" in target or os.path.exists(target):
@@ -96,20 +86,14 @@ def values_bench_cmd(
     quiet: bool = QUIET,
 ) -> None:
     """Value index: build time, cache load time and lookup latency per mode over Spider's databases."""
-    from sqlmend.bench.value_speed import bench_values
+    from sqlmend.bench.value_speed import bench_values, spider_databases
 
     try:
-        spider = data_root(data) / "spider"
-        file = {"dev": "dev.json", "train": "train_spider.json"}.get(split)
-        if file is None:
-            raise typer.BadParameter("--split must be dev or train")
-        ids = sorted({x["db_id"] for x in json.loads((spider / file).read_text())})
+        ids, present = spider_databases(data_root(data) / "spider", split)
     except SqlmendError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from None
-    located = {i: _located(spider / "database", i) for i in ids}
-    missing = [i for i, p in located.items() if p is None]
-    present = [p for p in located.values() if p is not None]
+    missing = sorted(set(ids) - {p.parent.name for p in present})
     result = bench_values(present, probes_per_db=probes, repeat=repeat,
                           progress=lambda xs: tqdm(xs, desc="value index", unit="db", disable=quiet))
     builds = sorted(result.build_seconds.values())
