@@ -93,16 +93,23 @@ def test_two_shards_merged_equal_the_unsharded_run(tmp_path, data_dir):
     assert rows == [str(i) for i in range(110)]
 
 
-def test_merge_refuses_a_missing_shard_and_a_foreign_run(tmp_path, data_dir):
+def test_merge_refuses_a_missing_shard_a_foreign_run_and_another_file(tmp_path, data_dir):
     pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
     base = ["correct", "--dataset", "spider-dev", "--pred", str(pred), "-q", "--stages", "static"]
-    assert runner.invoke(app, base + ["--limit", "6", "--shard", "1/2", "--out", str(tmp_path / "a")]).exit_code == 0
-    assert runner.invoke(app, base + ["--limit", "7", "--shard", "2/2", "--out", str(tmp_path / "b")]).exit_code == 0
-    r = runner.invoke(app, ["merge", str(tmp_path / "a"), "--out", str(tmp_path / "m")])
+    for name, limit, shard in (("a", "6", "1/2"), ("b", "6", "2/2"), ("c", "7", "2/2")):
+        r = runner.invoke(app, base + ["--limit", limit, "--shard", shard, "--out", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+    a, b, c, m = (str(tmp_path / x) for x in "abcm")
+    r = runner.invoke(app, ["merge", a, "--out", m])
     assert r.exit_code == 1 and "shards 1..2" in r.output
-    r = runner.invoke(app, ["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")])
+    r = runner.invoke(app, ["merge", a, c, "--out", m])
     assert r.exit_code == 1 and "not a shard of the same run" in r.output and "selection" in r.output
-    r = runner.invoke(app, base + ["--shard", "3/2", "--out", str(tmp_path / "c")])
+    other = data_dir / "predictions" / "spider-dev" / "din-sql_gpt-4.sql"
+    r = runner.invoke(app, ["merge", a, b, "--out", m, "--pred", str(other)])
+    assert r.exit_code == 1 and "not the prediction file the shards corrected" in r.output
+    r = runner.invoke(app, ["merge", a, b, "--out", m, "--pred", str(pred)])
+    assert r.exit_code == 0 and "2 shards, 6 tasks" in r.output
+    r = runner.invoke(app, base + ["--shard", "3/2", "--out", str(tmp_path / "d")])
     assert r.exit_code != 0 and "K/N" in r.output
 
 

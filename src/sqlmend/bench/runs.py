@@ -160,7 +160,8 @@ def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root:
     ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
     preds = load_predictions(pred, ds)
     chosen = choose(ds.with_sql(preds), limit, sample, seed)
-    manifest = {"dataset": dataset, "pred": str(Path(pred).resolve()), "data_root": data_root,
+    manifest = {"dataset": dataset, "pred": str(Path(pred).resolve()), "pred_sha256": file_sha256(pred),
+                "data_root": data_root,
                 "db_root": db_root, "selection": {"limit": limit, "sample": sample, "seed": seed},
                 "tasks_selected": len(chosen), "shard": list(shard) if shard else None}
     return run_file(ds, preds, in_shard(chosen, shard), config, out, sniff_pred_format(pred),
@@ -176,21 +177,37 @@ class Merged:
     shards: int
 
 
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (how shards made on different machines know they read the same file)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _comparable(run: dict[str, Any]) -> dict[str, Any]:
     config = {k: v for k, v in run.get("config", {}).items() if k not in _PER_MACHINE}
-    return {k: run.get(k) for k in ("dataset", "pred", "format", "selection", "tasks_selected")} | {"config": config}
+    keys = ("dataset", "pred_sha256", "format", "selection", "tasks_selected")
+    return {k: run.get(k) for k in keys} | {"config": config}
 
 
-def merge_runs(run_dirs: Sequence[Path], out: Path) -> Merged:
+def merge_runs(run_dirs: Sequence[Path], out: Path, pred: Path | None = None,
+               data_root: str | None = None, db_root: str | None = None) -> Merged:
     """Merge the shard folders of one run into the folder the unsharded run would have written.
 
     Checks that the folders are shards ``1..N`` of the same run (same dataset, prediction
-    file, selection and stages), none missing, each complete, no question in two of them.
+    file bytes, selection and stages), none missing, each complete, no question in two of them.
+    The shards may come from different machines: only the workers and model concurrency may differ.
 
     Args:
         run_dirs: the shards' run folders.
         out: the merged run folder (``corrections.jsonl`` in dataset order, ``summary.json``,
             ``corrected.<ext>``, ``run.json``).
+        pred: the prediction file here (default: the path the first shard recorded); it must
+            have the bytes the shards read.
+        data_root: the folder holding ``spider/`` here (default: the first shard's).
+        db_root: the databases folder here (default: the first shard's).
 
     Returns:
         The merged corrections and the corrected prediction file.
@@ -233,8 +250,13 @@ def merge_runs(run_dirs: Sequence[Path], out: Path) -> Merged:
     if len(results) != runs[0]["tasks_selected"]:
         raise ConfigError(f"the shards hold {len(results)} tasks, the run selected {runs[0]['tasks_selected']}")
     run = runs[0]
-    ds = load_dataset(run["dataset"], data_root=run.get("data_root"), db_root=run.get("db_root"))
-    preds = load_predictions(run["pred"], ds)
+    pred_path = Path(pred or run["pred"])
+    if not pred_path.is_file() or file_sha256(pred_path) != run["pred_sha256"]:
+        raise ConfigError(f"{pred_path} is not the prediction file the shards corrected "
+                          "(give the same file with --pred)")
+    ds = load_dataset(run["dataset"], data_root=data_root or run.get("data_root"),
+                      db_root=db_root or run.get("db_root"))
+    preds = load_predictions(pred_path, ds)
     ordered = [results[t.question_id] for t in ds.tasks if t.question_id in results]
     out.mkdir(parents=True, exist_ok=True)
     with (out / "corrections.jsonl").open("w", encoding="utf-8") as fh:

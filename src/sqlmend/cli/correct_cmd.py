@@ -191,6 +191,9 @@ def merge(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIRS...",
                                          help="the --out folders of `sqlmend correct --shard K/N`, all N"),
     out: Path = typer.Option(..., "--out", help="the merged run folder"),
+    pred: Path = typer.Option(None, help="the prediction file on this machine (default: the path the "
+                                         "shards recorded; its bytes must be the same)"),
+    data_root: str = typer.Option(None, help="folder holding spider/ on this machine"),
 ) -> None:
     """Merge the shards of a `sqlmend correct --shard K/N` run into one run folder.
 
@@ -203,7 +206,7 @@ def merge(
     from sqlmend.bench.runs import merge_runs
 
     try:
-        merged = merge_runs(run_dirs, out)
+        merged = merge_runs(run_dirs, out, pred=pred, data_root=data_root)
     except SqlmendError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
