@@ -6,7 +6,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlmend.errors import ModelError
 from sqlmend.llm.base import Backend, ChatOptions
@@ -114,3 +114,34 @@ def spider_questions(data_root: Path, limit: int) -> list[str]:
 
     rows: list[dict[str, Any]] = json.loads((data_root / "spider" / "dev.json").read_text())
     return [r["question"] for r in rows[:limit]]
+
+
+def bench_llm(cfg: Any, chat: str, embed: str, tokens: int = 64, runs: int = 3, texts: int = 512,
+              calls: int = 200, data_root: Path | str | None = None,
+              step: Callable[[str], None] | None = None) -> dict[str, dict[str, float]]:
+    """``sqlmend bench llm``: generation, embeddings and cache hits, one after the other.
+
+    Args:
+        cfg: the llm config (:class:`sqlmend.llm.LLMConfig`).
+        chat: the chat endpoint to time (generation and cache hits).
+        embed: the embedding endpoint to time.
+        tokens: tokens generated per run.
+        runs: measured generation runs.
+        texts: Spider dev questions embedded.
+        calls: cache-hit calls timed.
+        data_root: the folder holding ``spider/``.
+        step: told the name of each part as it starts (a progress display).
+
+    Returns:
+        ``{"chat": bench_chat(...), "embed": bench_embed(...), "cache": bench_cache(...)}``.
+    """
+    from sqlmend.paths import data_root as find_data
+
+    tell = step or (lambda name: None)
+    tell(f"generation ({chat})")
+    c = bench_chat(cfg.backend(chat), tokens=tokens, runs=runs)
+    tell(f"embeddings ({embed})")
+    e = bench_embed(cfg.backend(embed), spider_questions(find_data(data_root), texts))
+    tell("cache hits")
+    return {"chat": c, "embed": e, "cache": bench_cache(cfg.backend(chat), calls=calls)}
+

@@ -118,22 +118,21 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.progress import Progress
 
-        from sqlmend.bench import llm_speed as bench
-        from sqlmend.paths import data_root as find_data
+        from sqlmend.bench.llm_speed import bench_llm as run
 
         console = Console()
         cfg = _config(config, [])
         with Progress(console=console, transient=True, disable=quiet) as progress:
             task = progress.add_task("bench llm", total=3)
-            progress.update(task, description=f"generation ({chat})")
-            c = bench.bench_chat(cfg.backend(chat), tokens=tokens, runs=runs)
-            progress.advance(task)
-            progress.update(task, description=f"embeddings ({embed})")
-            e = bench.bench_embed(cfg.backend(embed), bench.spider_questions(find_data(data_root), texts))
-            progress.advance(task)
-            progress.update(task, description="cache hits")
-            h = bench.bench_cache(cfg.backend(chat), calls=calls)
-            progress.advance(task)
+
+            def step(name: str) -> None:
+                if progress.tasks[0].description != "bench llm":
+                    progress.advance(task)
+                progress.update(task, description=name)
+
+            r = run(cfg, chat, embed, tokens=tokens, runs=runs, texts=texts, calls=calls, data_root=data_root,
+                    step=step)
+        c, e, h = r["chat"], r["embed"], r["cache"]
         console.print(f"{chat}: first token {c['first_token_s'] * 1000:.0f} ms "
                       f"(prompt {c['prompt_tokens']} tokens), {c['tokens_per_s']:.1f} tokens/s "
                       f"({c['tokens_out']} tokens, median of {runs})")
