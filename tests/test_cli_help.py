@@ -94,3 +94,17 @@ def test_readme_commands_are_real(words):
     known = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
     used = {w.split("=")[0] for w in words[len(path):] if w.startswith("--")}
     assert used <= known, f"sqlmend {' '.join(path)}: unknown options {sorted(used - known)}"
+
+
+#: commands that show progress bars; check and detect keep -q for --question
+PROGRESS = {"correct", "eval", "check", "synth", "train-detector", "detect", "memory build", "bench correct",
+            "bench static", "bench memory", "bench detect", "bench values", "bench sql", "bench llm"}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRESS))
+def test_every_command_with_progress_bars_takes_quiet(name):
+    command = dict((" ".join(p), c) for p, c in COMMANDS)[name]
+    opts = {o for param in command.params for o in param.opts}
+    assert "--quiet" in opts
+    if name not in ("check", "detect"):
+        assert "-q" in opts
