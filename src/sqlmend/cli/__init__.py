@@ -1,8 +1,9 @@
 """The ``sqlmend`` command line.
 
 Each command group lives in its own module of this package and exposes
-``register(app)``; this module only assembles them. Keep command modules thin:
-they parse options and call the library.
+``register(app)``; this module only assembles them. Command modules only parse
+options, call one library function (benchmark runners live in ``sqlmend.bench``)
+and print (tables through :func:`sqlmend.cli.output.print_table`).
 """
 
 from __future__ import annotations
