@@ -136,3 +136,14 @@ def test_lookups_take_well_under_a_millisecond(spider_db, cache_root):
     start = time.perf_counter()
     vi.find("country", "Name", "Untied States", mode="approx")
     assert time.perf_counter() - start < 0.005  # one column of 239 names, scanned by rapidfuzz
+
+
+def test_threads_saving_the_same_cache_file_do_not_collide(vi, tmp_path):
+    """Two pipeline workers building one database's index both save it (seen as a flaky memory stage)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "index.json"
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: vi.save(path, key="k"), range(64)))  # re-raises a worker's error
+    assert ValueIndex.load(path).stats()["values"] == vi.stats()["values"]
+    assert not list(tmp_path.glob("*.tmp"))

@@ -103,7 +103,7 @@ def _single(db: str, question: str, sql_text: str, evidence: str, config: Pipeli
     task = Task(question_id="q", db_id=Path(db).stem, question=question, sql=sql_text, evidence=evidence,
                 db=db)
     c = Pipeline(config).correct(task)
-    con = Console()
+    con = Console(soft_wrap=True)
     for s in c.stages:
         con.print(f"[bold]{s.stage}[/] {s.status}: {s.note}  "
                   f"({len(s.findings)} findings, {s.calls} calls)")

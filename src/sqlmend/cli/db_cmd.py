@@ -15,7 +15,7 @@ from sqlmend.cli.output import QUIET, markdown_table, print_table
 from sqlmend.errors import SqlmendError
 from sqlmend.paths import data_root
 
-_console = Console()
+_console = Console(soft_wrap=True)
 db_app = typer.Typer(help="Look at a database the way sqlmend sees it: schema, keys, value index.",
                      no_args_is_help=True)
 

@@ -28,7 +28,7 @@ from sqlmend.memory.store import MemoryStore, store_root
 
 memory_app = typer.Typer(help="MIRA's repair memory: build it from confirmed corrections, inspect it.",
                          no_args_is_help=True)
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 def _build_error(db_id: str, error: SqlmendError) -> None:
     console.print(f"[red]{escape(f'{db_id}: {error}')}[/red]")

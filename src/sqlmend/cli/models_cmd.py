@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
 
         from sqlmend.bench.llm_speed import bench_llm as run
 
-        console = Console()
+        console = Console(soft_wrap=True)
         cfg = _config(config, [])
         with Progress(console=console, transient=True, disable=quiet) as progress:
             task = progress.add_task("bench llm", total=3)

@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -282,7 +283,8 @@ class ValueIndex:
             "build_seconds": self.build_seconds,
             "columns": [[*self._names[k], c.values, c.partial] for k, c in self._columns.items()],
         }
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        # one temporary name per process and thread: two workers of a batch may save the same index
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
 
