@@ -32,6 +32,10 @@ class SqlParseError(SqlError):
         self.col = col
 
 
+class FixError(SqlError):
+    """A fix cannot be applied (unknown operation, stale path, conflicting fixes)."""
+
+
 class QualifyError(SqlError):
     """Columns could not be qualified against the schema (itself a finding)."""
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from sqlmend.memory.build import BuildReport, Correction, build_items, build_memory
+from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_items, build_memory
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.memory.store import MemoryStore
 from sqlmend.stage import StageContext
 from sqlmend.types import Task
 
 # Spider dev #6 as CodeS-1B predicted it, with the gold as the confirmed correction.
-CASE = Correction(
+CASE = ConfirmedCorrection(
     "6", "Show the name and the release year of the song by the youngest singer.",
     "SELECT singer.name ,  singer.song_release_year FROM singer JOIN singer_in_concert "
     "ON singer.singer_id  =  singer_in_concert.singer_id ORDER BY singer.age LIMIT 1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sqlmend.db import connect
-from sqlmend.memory.build import BuildReport, Correction, build_items, build_memory
+from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_items, build_memory
 from sqlmend.memory.edits import EditGroup
 from sqlmend.memory.isolation import IsolatedGroup
 from sqlmend.memory.judge import classify
@@ -15,7 +15,7 @@ from sqlmend.stage import StageContext
 from sqlmend.types import Edit, Task
 
 # Spider dev #112 as DIN-SQL/GPT-4 predicted it: the car name compared with the wrong column.
-CAR = Correction(
+CAR = ConfirmedCorrection(
     "112", "How much does the car accelerate that makes amc hornet sportabout (sw)?",
     "SELECT T1.Accelerate FROM cars_data AS T1 JOIN car_names AS T2 ON T1.Id = T2.MakeId "
     "WHERE T2.Model = 'amc hornet sportabout (sw)'",
@@ -77,7 +77,7 @@ def test_predicate_column_item_repairs_a_new_query_and_spares_a_right_one(tmp_pa
 
 def test_gold_that_binds_an_unstored_value_gives_no_item(spider_db):
     """Spider dev #583: the gold writes 'haiti', the database stores 'Haiti' - the evidence refuses the unit."""
-    case = Correction("583", "Students living in Haiti?",
+    case = ConfirmedCorrection("583", "Students living in Haiti?",
                       "SELECT first_name FROM students AS T1 JOIN addresses AS T2 ON T1.permanent_address_id = "
                       "T2.address_id WHERE T2.country = 'Haiti' AND T1.student_id > 0",
                       "SELECT first_name FROM students AS T1 JOIN addresses AS T2 ON T1.permanent_address_id = "

@@ -19,7 +19,7 @@ from tqdm import tqdm
 from sqlmend.bench.split import Split, load_split, save_split, split_tasks
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
-from sqlmend.memory.build import BuildReport, Correction, build_memory
+from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_memory
 from sqlmend.memory.store import MemoryStore, store_root
 
 ABLATIONS = {"full": {}, "no-decompose": {"decompose": False}, "no-verify": {"verify": False},
@@ -46,22 +46,22 @@ def split_for(dataset: Any, path: Path | None, fraction: float, seed: int) -> Sp
 
 
 def history_cases(dataset: Any, preds: dict[str, str], split: Split, workers: int,
-                  progress: bool = True) -> dict[str, list[Correction]]:
+                  progress: bool = True) -> dict[str, list[ConfirmedCorrection]]:
     """The confirmed corrections of the history part: wrong predictions with their gold."""
     from sqlmend.bench.datasets import Dataset
     from sqlmend.bench.evaluate import evaluate
 
     hist = Dataset(dataset.name, [dataset.task(q) for q in split.history], db_root=dataset.db_root)
     report = evaluate(hist, preds, workers=workers, progress=progress, label="history")
-    cases: dict[str, list[Correction]] = defaultdict(list)
+    cases: dict[str, list[ConfirmedCorrection]] = defaultdict(list)
     for r in report.results:
         if r.scored and not r.correct and dataset.db_path(r.db_id) is not None:
             t = dataset.task(r.question_id)
-            cases[t.db_id].append(Correction(t.question_id, t.question, preds[t.question_id], t.gold or ""))
+            cases[t.db_id].append(ConfirmedCorrection(t.question_id, t.question, preds[t.question_id], t.gold or ""))
     return cases
 
 
-def build_all(dataset: Any, cases: dict[str, list[Correction]], folder: Path, cfg: Any = None,
+def build_all(dataset: Any, cases: dict[str, list[ConfirmedCorrection]], folder: Path, cfg: Any = None,
               decompose: bool = True, fresh: bool = False, progress: bool = True,
               on_error: Callable[[str, SqlmendError], None] | None = None) -> BuildReport:
     """Rebuild the memory of every database of ``cases`` in ``folder``.

@@ -23,7 +23,7 @@ from sqlmend.cli import bench_app
 from sqlmend.cli.output import QUIET, print_table
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
-from sqlmend.memory.build import BuildReport, Correction, build_memory
+from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_memory
 from sqlmend.memory.store import MemoryStore, store_root
 
 memory_app = typer.Typer(help="MIRA's repair memory: build it from confirmed corrections, inspect it.",
@@ -87,7 +87,7 @@ def add_cmd(
     db_id = db_id or db.stem
     folder = store_root(namespace, store)
     with connect(db) as conn, MemoryStore(folder, db_id) as st:
-        report = build_memory(conn, db_id, [Correction(question_id, question, wrong, corrected)], st,
+        report = build_memory(conn, db_id, [ConfirmedCorrection(question_id, question, wrong, corrected)], st,
                               cfg.resolve("judge") if cfg else None, cfg.resolve("embedder") if cfg else None,
                               recovery_backend=cfg.resolve("recovery") if cfg else None)
         for qid, stage, reason in st.rejections():

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlmend import sql
 from sqlmend.errors import SqlmendError
+from sqlmend.memory import kinds
 from sqlmend.memory.edits import extract_edits, group_edits
 from sqlmend.memory.isolation import collect_evidence, isolate
 from sqlmend.memory.items import (LocalCheck, MemoryItem, SemanticContract, SourceSupport,
@@ -24,23 +25,8 @@ from sqlmend.memory.modelcall import Usage, embed
 from sqlmend.memory.recovery import recover
 from sqlmend.memory.store import MemoryStore
 
-_CHECKS = {
-    "value_binding": ("the literal compared with {column} and the rows it matches",
-                      "the literal matches no stored value of {column} while a stored variant exists"),
-    "predicate_column": ("the column a literal is compared with and the rows it matches there",
-                         "the literal matches no row of {wrong} and is stored in {right}"),
-    "column_substitution": ("the columns of the {clause} clause and the question's words",
-                            "{wrong} is used where the question names {right}"),
-    "distinct": ("duplicate rows in the current result", "the result repeats rows"),
-    "join_condition": ("the join condition and the schema's key pairs",
-                       "the join pairs {wrong} instead of the key pair {right}"),
-    "general": ("the structure of the signature in the current SQL",
-                "the current SQL shows the incorrect form of the signature"),
-}
-
-
 @dataclass
-class Correction:
+class ConfirmedCorrection:
     """A confirmed historical correction h_i = (q_i, s-_i, s+_i)."""
 
     question_id: str
@@ -79,7 +65,7 @@ def _fmt(template: str, params: dict[str, Any]) -> str:
         return template
 
 
-def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = None,
+def build_items(db: Any, case: ConfirmedCorrection, schema: Any = None, backend: Any = None,
                 recovery_backend: Any = None,
                 decompose: bool = True, budget: int = 3, report: BuildReport | None = None,
                 log: Any = None, db_id: str = "") -> list[MemoryItem]:
@@ -137,7 +123,7 @@ def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = No
             report.rejected["judge"] += 1
             log(case.question_id, "judge", verdict.reason)
             continue
-        observation, violation = _CHECKS.get(verdict.kind, _CHECKS["general"])
+        observation, violation = kinds.get(verdict.kind).CHECK
         item = MemoryItem(
             db_id=db_id, kind=verdict.kind,
             error_type=verdict.error_type,
@@ -161,7 +147,7 @@ def build_items(db: Any, case: Correction, schema: Any = None, backend: Any = No
     return items
 
 
-def build_memory(db: Any, db_id: str, cases: list[Correction], store: MemoryStore, backend: Any = None,
+def build_memory(db: Any, db_id: str, cases: list[ConfirmedCorrection], store: MemoryStore, backend: Any = None,
                  embedder: Any = None, decompose: bool = True, budget: int = 3,
                  recovery_backend: Any = None) -> BuildReport:
     """Build (or extend) one database's repair memory from its historical corrections.

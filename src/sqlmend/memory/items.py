@@ -23,8 +23,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: Repairs that can be verified and applied without a model (issue 8).
-MECHANICAL_KINDS = ("value_binding", "predicate_column", "column_substitution", "distinct", "join_condition")
+from sqlmend.memory.kinds import MECHANICAL_KINDS
 
 
 @dataclass
@@ -69,7 +68,7 @@ class MemoryItem:
     """One reusable repair unit of one database (§3.2.3)."""
 
     db_id: str
-    kind: str  # one of MECHANICAL_KINDS, or "general" (needs a model to adapt)
+    kind: str  # a name of sqlmend.memory.kinds.KINDS ("general" needs a model to adapt)
     error_type: str  # an id of sqlmend.taxonomy
     contract: SemanticContract
     signature: StructuralSignature

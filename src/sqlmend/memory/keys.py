@@ -1,7 +1,8 @@
 """Structural keys of a SQL and of a memory item (MIRA §3.2.3 "Admission and indexing", §3.3.1).
 
 ``K(s)`` is a set of short strings read from the AST: tables, columns per
-clause, columns compared with literals, join pairs, DISTINCT and aggregates.
+clause, columns compared with literals, join pairs, DISTINCT and aggregates;
+each column is resolved to its table in its own scope (:class:`sqlmend.sql.Resolver`).
 An item's keys describe its incorrect form and minimum context; for an ADD
 repair, whose structure is absent from the incorrect SQL, they describe the
 insertion context (the clause it goes into).
@@ -21,24 +22,12 @@ _CLAUSES = {"expressions": "select", "where": "where", "group": "group", "having
             "order": "order", "joins": "join", "from": "from"}
 
 
-def _aliases(tree) -> dict[str, str]:
-    return {(t.alias_or_name or "").lower(): t.name.lower() for t in tree.find_all(ast.Table)}
-
-
 def _clause(node) -> str:
     while node is not None and node.parent is not None:
         if isinstance(node.parent, ast.Select) and node.arg_key in _CLAUSES:
             return _CLAUSES[node.arg_key]
         node = node.parent
     return "other"
-
-
-def column_name(col, aliases: dict[str, str]) -> str:
-    """``table.column`` of a column node, its alias resolved (lower case)."""
-    table = aliases.get(col.table.lower(), col.table.lower()) if col.table else ""
-    if not table and len(set(aliases.values())) == 1:
-        table = next(iter(aliases.values()))
-    return f"{table}.{col.name.lower()}" if table else col.name.lower()
 
 
 def sql_keys(text: str, dialect: str = "sqlite") -> set[str]:
@@ -55,16 +44,17 @@ def sql_keys(text: str, dialect: str = "sqlite") -> set[str]:
         tree = sql.parse(text, dialect=dialect)
     except SqlmendError:
         return set()
-    aliases = _aliases(tree)
-    keys = {f"table:{t}" for t in aliases.values()}
+    resolver = sql.Resolver(tree)
+    column_name = resolver.column_name
+    keys = {f"table:{t.lower()}" for t in resolver.tables().values()}
     for col in tree.find_all(ast.Column):
-        keys.add(f"col:{_clause(col)}:{column_name(col, aliases)}")
+        keys.add(f"col:{_clause(col)}:{column_name(col)}")
     for pred in tree.find_all(ast.EQ, ast.NEQ, ast.Like, ast.GT, ast.LT, ast.GTE, ast.LTE):
         a, b = pred.this, pred.expression
         if isinstance(a, ast.Column) and isinstance(b, ast.Literal):
-            keys.add(f"cmp:{column_name(a, aliases)}")
+            keys.add(f"cmp:{column_name(a)}")
         elif isinstance(a, ast.Column) and isinstance(b, ast.Column) and _clause(pred) == "join":
-            pair = sorted([column_name(a, aliases), column_name(b, aliases)])
+            pair = sorted([column_name(a), column_name(b)])
             keys.add(f"join:{pair[0]}={pair[1]}")
     for sel in tree.find_all(ast.Select):
         if sel.args.get("distinct"):

@@ -2,7 +2,7 @@
 
 The analysis works on the tree as parsed (not a normalized copy), so that a
 finding can point at the very node a fix replaces: :func:`node_path` gives a
-node's address, which :mod:`sqlmend.rules.engine` follows in a fresh parse.
+node's address, which the fix engine (:mod:`sqlmend.sql.fixes`) follows in a fresh parse.
 
 Column resolution follows SQL's scoping: a column belongs to the sources of the
 nearest SELECT, then to those of the enclosing SELECTs (correlated
@@ -73,38 +73,6 @@ class ColumnPair:
 _OPS = {ast.EQ: "eq", ast.NEQ: "neq", ast.GT: "gt", ast.GTE: "gte", ast.LT: "lt",
         ast.LTE: "lte", ast.Like: "like"}
 _FLIP = {"gt": "lt", "lt": "gt", "gte": "lte", "lte": "gte"}
-
-
-def node_path(node: Any) -> str:
-    """Return the address of a node from the root: ``"where.this.expressions[1]"``.
-
-    Args:
-        node: a node of a parsed tree.
-
-    Returns:
-        Dot-separated argument keys, with ``[i]`` for list members.
-    """
-    parts: list[str] = []
-    while node.parent is not None:
-        key = node.arg_key
-        parts.append(f"{key}[{node.index}]" if node.index is not None else key)
-        node = node.parent
-    return ".".join(reversed(parts))
-
-
-def find_node(tree: Any, path: str) -> Any:
-    """Follow a :func:`node_path` address in a tree; ``None`` when it leads nowhere."""
-    node = tree
-    for part in filter(None, path.split(".")):
-        key, _, idx = part.partition("[")
-        node = node.args.get(key) if node is not None else None
-        if idx:
-            if not isinstance(node, list) or int(idx[:-1]) >= len(node):
-                return None
-            node = node[int(idx[:-1])]
-        if node is None:
-            return None
-    return node
 
 
 def literal_value(node: Any) -> Any:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmend.rules.analysis import ColumnPair, node_path
+from sqlmend.rules.analysis import ColumnPair
+from sqlmend.sql.fixes import node_path
 from sqlmend.types import ForeignKey
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from sqlmend import guard
 from sqlmend.errors import SqlError
 from sqlmend.rules import engine
-from sqlmend.rules.analysis import Comparison, node_path
+from sqlmend.rules.analysis import Comparison
+from sqlmend.sql.fixes import node_path
 from sqlmend.rules.base import RuleContext
 from sqlmend.rules.values import index_decides
 from sqlmend.types import Finding

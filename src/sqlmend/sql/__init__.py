@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import logging
 
-from sqlmend.sql import ast
+from sqlmend.sql import ast, fixes
 from sqlmend.sql.clauses import conjuncts
 from sqlmend.sql.diff import diff
 from sqlmend.sql.features import Features, features
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render, transpile
+from sqlmend.sql.resolve import Resolver
 from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_only
 
 # sqlglot logs its own warnings ("... contains unsupported syntax. Falling back to parsing as a
 # 'Command'"); sqlmend reports what it cannot read as errors and findings, so they stay quiet.
 logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
 
-__all__ = ["Features", "ast", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "features", "is_read_only", "normalize", "parse",
+__all__ = ["Features", "Resolver", "ast", "fixes", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "features", "is_read_only", "normalize", "parse",
            "render", "transpile"]

@@ -16,9 +16,9 @@ from sqlglot import exp
 
 from sqlmend.sql.clauses import clause_of
 from sqlmend.sql.parse import DIALECT_KEY, ORIGINAL_KEY, parse
-from sqlmend.sql.resolve import is_double_quoted
+from sqlmend.sql.resolve import Resolver, is_double_quoted
 from sqlmend.sql.schema import SchemaLike, as_mapping
-from sqlmend.sql.scopes import STAR, ScopeInfo, analyse
+from sqlmend.sql.scopes import ScopeInfo, analyse
 
 #: comparison node -> operator name
 _OPS: dict[type, str] = {
@@ -166,6 +166,7 @@ def features(tree: exp.Expression | str, schema: SchemaLike | None = None,
     sqlite = tree.meta.get(DIALECT_KEY, "sqlite") == "sqlite"
     original = tree.meta.get(ORIGINAL_KEY)
     infos = analyse(tree, mapping)
+    resolver = Resolver(tree, mapping, infos)
     index = {id(info): i for i, info in enumerate(infos)}
     out = Features()
     col_refs: dict[int, ColumnRef] = {}
@@ -177,7 +178,7 @@ def features(tree: exp.Expression | str, schema: SchemaLike | None = None,
         for col in info.columns:
             if col.is_star:
                 continue
-            table, known = _table_of(col, info, mapping)
+            table, known = resolver.binding(col)
             if mapping and sqlite and not known and not col.table and is_double_quoted(col.this, original):
                 out.literals.append(LiteralRef(value=col.name, text=f"'{col.name}'", clause=clause_of(col),
                                                scope=n, node=col, quoted_identifier=True))
@@ -185,7 +186,7 @@ def features(tree: exp.Expression | str, schema: SchemaLike | None = None,
             ref = ColumnRef(column=col.name, table=table, clause=clause_of(col), scope=n, node=col)
             out.columns.setdefault(ref.clause, []).append(ref)
             col_refs[id(col)] = ref
-        _select_info(info, n, out)
+        _select_info(info, n, out, resolver)
     _literals(tree, infos, index, out)
     _pair_literals(out, col_refs)
     _aggregates(tree, infos, index, col_refs, out)
@@ -196,24 +197,6 @@ def features(tree: exp.Expression | str, schema: SchemaLike | None = None,
         elif isinstance(node, (exp.Intersect, exp.Except)):
             out.set_operations.append(node.key)
     return out
-
-
-def _table_of(col: exp.Column, info: ScopeInfo, mapping) -> tuple[str | None, bool]:
-    """(real table name or None, whether the name binds to a source)."""
-    name = col.name.lower()
-    for sc in info.chain():
-        if col.table:
-            hit = sc.sources.get(col.table.lower())
-            if hit:
-                return (hit[1] or col.table), True
-            continue
-        exact = [(a, t) for a, (_, t, cols) in sc.sources.items() if name in cols]
-        if exact:
-            alias, table = exact[0]
-            return (table or alias), True
-        if any(STAR in cols for _, _, cols in sc.sources.values()) or name in sc.output_names(True):
-            return None, True
-    return (col.table or None), not mapping
 
 
 def _owner(node: exp.Expression, infos: list[ScopeInfo], index: dict[int, int]) -> int:
@@ -320,7 +303,7 @@ def _subqueries(tree, infos, index, out: Features) -> None:
     out.subqueries.sort(key=lambda r: _start(r.node))
 
 
-def _select_info(info: ScopeInfo, n: int, out: Features) -> None:
+def _select_info(info: ScopeInfo, n: int, out: Features, resolver: Resolver) -> None:
     select = info.expression
     if not isinstance(select, (exp.Select, exp.SetOperation)):
         return
@@ -350,14 +333,6 @@ def _select_info(info: ScopeInfo, n: int, out: Features) -> None:
         for eq in (on.find_all(exp.EQ) if on is not None else []):
             left, right = eq.this, eq.expression
             if isinstance(left, exp.Column) and isinstance(right, exp.Column):
-                pairs.append((_qualified(left, info), _qualified(right, info)))
+                pairs.append((resolver.qualified(left), resolver.qualified(right)))
         out.joins.append(JoinRef(table=ref, kind=kind, on=on, pairs=pairs, scope=n, node=join))
 
-
-def _qualified(col: exp.Column, info: ScopeInfo) -> str:
-    if col.table:
-        for sc in info.chain():
-            hit = sc.sources.get(col.table.lower())
-            if hit:
-                return f"{hit[1] or col.table}.{col.name}".lower()
-    return col.name.lower()

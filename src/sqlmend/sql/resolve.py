@@ -19,7 +19,8 @@ from rapidfuzz import fuzz, process
 from sqlglot import exp
 
 from sqlmend.errors import AmbiguousColumnError, UnknownColumnError, UnknownTableError
-from sqlmend.sql.scopes import STAR, ScopeInfo
+from sqlmend.sql.schema import SchemaLike, as_mapping
+from sqlmend.sql.scopes import STAR, ScopeInfo, analyse
 
 
 def closest(name: str, choices: list[str], limit: int = 3) -> list[str]:
@@ -154,3 +155,115 @@ def _resolve_qualified_star(col: exp.Column, info: ScopeInfo) -> None:
     if not any(alias in sc.sources for sc in info.chain()):
         raise UnknownTableError(f"no such table: {col.table} (in {col.table}.*)", column=col.table,
                                 candidates=closest(alias, sorted(info.sources)))
+
+
+# --- the resolver every layer above asks: which table does this column belong to? -----------
+
+
+class Resolver:
+    """Which table each column of one query belongs to, scope by scope.
+
+    The one column/alias resolver of sqlmend: rules, memory and refine ask it
+    instead of keeping alias maps of their own. A qualifier is looked up in the
+    column's own SELECT, then in the enclosing ones (correlated subqueries), so a
+    subquery that reuses an alias (``T1``) or a column name resolves to its own
+    table, not to the outer query's.
+
+    Args:
+        tree: the parsed query (not changed).
+        schema: the database schema; without one, an unqualified column binds to
+            the only table of its SELECT (see :meth:`table_of`).
+        infos: the scopes when the caller has already analysed the tree.
+
+    >>> from sqlmend.sql.parse import parse
+    >>> tree = parse("SELECT T1.name FROM singer AS T1 WHERE T1.id IN "
+    ...              "(SELECT T1.singer_id FROM singer_in_concert AS T1)")
+    >>> r = Resolver(tree)
+    >>> [r.column_name(c) for c in tree.find_all(exp.Column)]
+    ['singer.name', 'singer.id', 'singer_in_concert.singer_id']
+    """
+
+    def __init__(self, tree: exp.Expression, schema: SchemaLike | None = None, infos: list[ScopeInfo] | None = None):
+        self.tree = tree
+        self.mapping = as_mapping(schema)
+        self.infos = infos if infos is not None else analyse(tree, self.mapping)
+        self._by_expr = {id(info.expression): info for info in self.infos}
+        self._by_col = {id(col): info for info in self.infos for col in info.columns}
+
+    def scope_of(self, node: exp.Expression) -> ScopeInfo | None:
+        """The scope (SELECT) a node is written in; ``None`` outside every scope."""
+        info = self._by_col.get(id(node))
+        while info is None and node is not None:
+            info = self._by_expr.get(id(node))
+            node = node.parent
+        return info
+
+    def binding(self, col: exp.Column) -> tuple[str | None, bool]:
+        """``(table, binds)``: the table as the query writes it (a derived table's alias
+        for its columns), or None when unknown; ``binds``: the name binds to a source or
+        result alias in scope (False: no source has it, or no scope holds the column)."""
+        info = self.scope_of(col)
+        name = col.name.lower()
+        for sc in (info.chain() if info is not None else ()):
+            if col.table:
+                hit = sc.sources.get(col.table.lower())
+                if hit:
+                    return (hit[1] or col.table), True
+                continue
+            exact = [(a, t) for a, (_, t, cols) in sc.sources.items() if name in cols]
+            if exact:
+                alias, table = exact[0]
+                return (table or alias), True
+            if any(STAR in cols for _, _, cols in sc.sources.values()) or name in sc.output_names(True):
+                return None, True
+        return (col.table or None), not self.mapping
+
+    def table_of(self, col: exp.Column) -> str | None:
+        """The table of a column (as written, case kept); an unqualified column that no
+        schema column decides belongs to the only table of its own SELECT."""
+        table, _ = self.binding(col)
+        if table is None and not col.table:
+            info = self.scope_of(col)
+            tables = {t for _, t, _ in (info.sources.values() if info is not None else ())}
+            if len(tables) == 1 and None not in tables:
+                table = next(iter(tables))
+        return table
+
+    def column_name(self, col: exp.Column) -> str:
+        """``"table.column"`` lower-cased (:meth:`table_of`), or the bare column name."""
+        table = self.table_of(col)
+        return f"{table}.{col.name}".lower() if table else col.name.lower()
+
+    def qualified(self, col: exp.Column) -> str:
+        """``"table.column"`` lower-cased for a qualified column whose qualifier is in
+        scope, else the column name (what a join condition names)."""
+        if col.table:
+            info = self.scope_of(col)
+            for sc in (info.chain() if info is not None else ()):
+                hit = sc.sources.get(col.table.lower())
+                if hit:
+                    return f"{hit[1] or col.table}.{col.name}".lower()
+        return col.name.lower()
+
+    def qualifier(self, table: str, at: exp.Expression | None = None) -> str | None:
+        """The name a query uses for ``table`` where ``at`` is written (its alias, else
+        the table name), searching its scope and then the enclosing ones; without
+        ``at``, the first source of any scope, in text order. None: not read there."""
+        table = table.lower()
+        info = self.scope_of(at) if at is not None else None
+        scopes = list(info.chain()) if info is not None else self.infos
+        for sc in scopes:
+            for _alias, (node, name, _cols) in sc.sources.items():
+                if name is not None and name.lower() == table:
+                    return node.alias_or_name
+        return None
+
+    def tables(self) -> dict[str, str]:
+        """``{alias or name (lower case): table name as written}`` of every table read,
+        in every scope (also each table's own name, lower case)."""
+        out: dict[str, str] = {}
+        for t in self.tree.find_all(exp.Table):
+            if t.name:
+                out[t.alias_or_name.lower()] = t.name
+                out[t.name.lower()] = t.name
+        return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.analysis import node_path
+from sqlmend.sql.fixes import node_path
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.sql import ast
 from sqlmend.types import Finding

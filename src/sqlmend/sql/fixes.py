@@ -1,0 +1,154 @@
+"""The one engine that applies fixes-as-data to a query: rules and memory never edit SQL themselves.
+
+A fix is a dict naming an operation, the :func:`node_path` of the node it
+changes, and ``expect``: the node's SQL when the fix was planned (so that a fix
+aimed at a stale tree is refused instead of misapplied; ``None`` skips the check).
+
+Operations:
+
+``replace_literal``  ``{"path", "expect", "value"}``: the literal becomes ``value``
+    (a string literal for ``str``, a number otherwise).
+``qualify_column``  ``{"path", "expect", "table"}``: the column gets the qualifier ``table``.
+``replace_column``  ``{"path", "expect", "column", "table"}``: the column is renamed
+    (and requalified when ``table`` is given).
+``set_distinct``  ``{"path", "expect"}``: the SELECT at ``path`` gets DISTINCT.
+
+>>> apply("SELECT a FROM t WHERE b = 'x'",
+...       [{"op": "replace_literal", "path": "where.this.expression", "expect": "'x'", "value": "X"}])
+"SELECT a FROM t WHERE b = 'X'"
+>>> apply("SELECT a FROM t", [{"op": "set_distinct", "path": ""}])
+'SELECT DISTINCT a FROM t'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from sqlmend.errors import FixError
+from sqlmend.sql.parse import parse
+from sqlmend.sql.render import render
+
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct")
+
+__all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path"]
+
+
+def node_path(node: Any) -> str:
+    """Return the address of a node from the root: ``"where.this.expressions[1]"``.
+
+    Args:
+        node: a node of a parsed tree.
+
+    Returns:
+        Dot-separated argument keys, with ``[i]`` for list members ("" for the root).
+    """
+    parts: list[str] = []
+    while node.parent is not None:
+        key = node.arg_key
+        parts.append(f"{key}[{node.index}]" if node.index is not None else key)
+        node = node.parent
+    return ".".join(reversed(parts))
+
+
+def find_node(tree: Any, path: str) -> Any:
+    """Follow a :func:`node_path` address in a tree; ``None`` when it leads nowhere."""
+    node = tree
+    for part in filter(None, path.split(".")):
+        key, _, idx = part.partition("[")
+        node = node.args.get(key) if node is not None else None
+        if idx:
+            if not isinstance(node, list) or int(idx[:-1]) >= len(node):
+                return None
+            node = node[int(idx[:-1])]
+        if node is None:
+            return None
+    return node
+
+
+def _literal(value: Any) -> Any:
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FixError(f"cannot write a literal of type {type(value).__name__}")
+    node = exp.Literal.number(abs(value))
+    return exp.Neg(this=node) if value < 0 else node
+
+
+def _replacement(node: Any, fix: dict) -> Any:
+    op = fix.get("op")
+    if op == "replace_literal":
+        return _literal(fix["value"])
+    if op in ("qualify_column", "replace_column"):
+        if not isinstance(node, exp.Column):
+            raise FixError(f"{op} needs a column, found {type(node).__name__}")
+        name = fix.get("column") or node.name
+        table = fix.get("table") or node.table or None
+        return exp.column(name, table=table)
+    if op == "set_distinct":
+        if not isinstance(node, exp.Select):
+            raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
+        return "distinct"
+    raise FixError(f"unknown fix operation {op!r}; known: {', '.join(OPERATIONS)}")
+
+
+def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
+    """Apply fixes to a parsed tree, in place (all planned on the tree as it is given).
+
+    Args:
+        tree: the parsed query; changed in place.
+        fixes: fixes as data (see the module docstring).
+        dialect: the dialect ``expect`` is written in.
+
+    Returns:
+        The tree (a new root when a fix replaced the root itself).
+
+    Raises:
+        FixError: a fix is malformed, aims at a node that is not there (or not
+            what the planner saw), or two fixes change the same node differently.
+    """
+    planned: dict[str, tuple[Any, Any, dict]] = {}
+    for fix in fixes:
+        path = fix.get("path", "")
+        node = find_node(tree, path)
+        if node is None:
+            raise FixError(f"no node at {path!r}")
+        expect = fix.get("expect")
+        if expect is not None and node.sql(dialect=dialect) != expect:
+            raise FixError(f"node at {path!r} is {node.sql(dialect=dialect)!r}, not {expect!r}")
+        new = _replacement(node, fix)
+        if path in planned:
+            if planned[path][1] != new:
+                raise FixError(f"conflicting fixes at {path!r}")
+            continue
+        planned[path] = (node, new, fix)
+    for node, new, _ in planned.values():
+        if new == "distinct":
+            if not node.args.get("distinct"):
+                node.set("distinct", exp.Distinct())
+        elif node is tree:
+            tree = new
+        else:
+            node.replace(new)
+    return tree
+
+
+def apply(text: str, fixes: list[dict], dialect: str = "sqlite") -> str:
+    """Apply fixes to a query and return the new SQL text.
+
+    Args:
+        text: the query.
+        fixes: fixes as data (see the module docstring); applied all on one tree.
+        dialect: the dialect to parse and write.
+
+    Returns:
+        The rewritten SQL (the original text when ``fixes`` is empty).
+
+    Raises:
+        FixError: see :func:`apply_tree`.
+    """
+    if not fixes:
+        return text
+    tree = apply_tree(parse(text, dialect=dialect), fixes, dialect)
+    return render(tree, dialect=dialect, original=text)
