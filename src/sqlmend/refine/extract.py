@@ -139,26 +139,6 @@ def nodes(tree: Any, dialect: str = "sqlite") -> list[Node]:
     return out
 
 
-def alias_map(tree: Any) -> dict[str, str]:
-    """``{alias or name (lower case): table name}`` for every table the query reads."""
-    out: dict[str, str] = {}
-    for t in tree.find_all(ast.Table):
-        if t.name:
-            out[t.alias_or_name.lower()] = t.name
-            out[t.name.lower()] = t.name
-    return out
-
-
-def _column_table(col: Any, aliases: dict[str, str], schema: Schema) -> str | None:
-    if col.table:
-        return aliases.get(col.table.lower())
-    for name in dict.fromkeys(aliases.values()):
-        table = schema.table(name)
-        if table is not None and table.column(col.name) is not None:
-            return table.name
-    return None
-
-
 def compared_literals(tree: Any, schema: Schema) -> list[dict[str, Any]]:
     """The string literals compared with a column: ``{table, column, op, value}``.
 
@@ -166,7 +146,7 @@ def compared_literals(tree: Any, schema: Schema) -> list[dict[str, Any]]:
         tree: the parsed query.
         schema: its database's schema (to find the table of unqualified columns).
     """
-    aliases = alias_map(tree)
+    resolver = sql.Resolver(tree, schema)
     out = []
     for cmp in tree.find_all(ast.EQ, ast.NEQ, ast.Like, ast.ILike, ast.In, ast.GT, ast.LT,
                              ast.GTE, ast.LTE):
@@ -176,7 +156,8 @@ def compared_literals(tree: Any, schema: Schema) -> list[dict[str, Any]]:
         values = cmp.args.get("expressions") or [cmp.args.get("expression")]
         for v in values:
             if isinstance(v, ast.Literal) and v.is_string:
-                out.append({"table": _column_table(col, aliases, schema), "column": col.name,
+                table = schema.table(resolver.table_of(col) or "")
+                out.append({"table": table.name if table is not None else None, "column": col.name,
                             "op": type(cmp).__name__, "value": v.this})
     return out
 
@@ -290,7 +271,7 @@ def extract(error_type: str, tree: Any | None, schema: Schema, *, node_paths: li
     sub = [n for n in all_nodes if n.path in wanted]
     if not sub:
         sub = [n for n in all_nodes if n.clause in clauses]
-    aliases = alias_map(tree) if tree is not None else {}
+    aliases = sql.Resolver(tree).tables() if tree is not None else {}
     tables = _tables_of(schema_refs, aliases, schema)
     tables += [t for t in dict.fromkeys(aliases.values()) if schema.table(t) is not None]
     tables = list(dict.fromkeys(tables))

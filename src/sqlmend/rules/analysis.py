@@ -4,10 +4,11 @@ The analysis works on the tree as parsed (not a normalized copy), so that a
 finding can point at the very node a fix replaces: :func:`node_path` gives a
 node's address, which the fix engine (:mod:`sqlmend.sql.fixes`) follows in a fresh parse.
 
-Column resolution follows SQL's scoping: a column belongs to the sources of the
-nearest SELECT, then to those of the enclosing SELECTs (correlated
-subqueries). An unqualified name that more than one source of the same SELECT
-owns is *ambiguous*; one that no source owns is *unknown*.
+Column resolution is :meth:`sqlmend.sql.Resolver.resolve` (SQL's scoping: a
+column belongs to the sources of the nearest SELECT, then to those of the
+enclosing SELECTs (correlated subqueries). An unqualified name that more than
+one source of the same SELECT owns is *ambiguous*; one that no source owns is
+*unknown*).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class QueryAnalysis:
             self.parse_error = exc
             return
         self._sources: dict[int, list[Source]] = {}
+        self._resolver = sql.Resolver(self.tree, schema)
         self.columns: list[ColumnRef] = [self._resolve(c) for c in self.tree.find_all(ast.Column)
                                          if not isinstance(c.this, ast.Star)]
         self._by_node = {id(c.node): c for c in self.columns}
@@ -154,43 +156,22 @@ class QueryAnalysis:
         """The SELECT whose scope a node is written in (``None`` outside any)."""
         return node.find_ancestor(ast.Select)
 
-    def _scopes(self, select: Any):
-        while select is not None:
-            yield select
-            select = select.parent.find_ancestor(ast.Select) if select.parent is not None else None
-
     def _resolve(self, col: Any) -> ColumnRef:
-        name = col.name.lower()
-        qualifier = (col.table or "").lower()
+        """A column's resolution, by the one scope-aware resolver (:meth:`sqlmend.sql.Resolver.resolve`),
+        expressed with this query's sources (schema spellings, FROM/JOIN order)."""
         first = self.select_of(col)
-        for select in self._scopes(first):
-            sources = self.sources(select)
-            if qualifier:
-                src = next((s for s in sources if s.alias == qualifier), None)
-                if src is None:
-                    continue
-                if not src.known:
-                    return ColumnRef(col, "unknown_table", alias=src.alias, select=first)
-                if src.table is None:
-                    return ColumnRef(col, "derived", alias=src.alias, select=first)
-                if name in src.columns:
-                    return ColumnRef(col, "ok", src.table, src.columns[name], src.alias, select=first)
-                return ColumnRef(col, "unknown", src.table, None, src.alias, select=first)
-            owners = [s for s in sources if name in s.columns or not s.known
-                      or (s.table is None and "*" in s.columns)]
-            if len(owners) == 1:
-                s = owners[0]
-                if s.table is None:
-                    return ColumnRef(col, "derived" if s.known else "unknown_table",
-                                     alias=s.alias, select=first)
-                return ColumnRef(col, "ok", s.table, s.columns[name], s.alias, select=first)
-            if len(owners) > 1:
-                return ColumnRef(col, "ambiguous", candidates=owners, select=first)
-            if name in {n.lower() for n in getattr(select, "named_selects", [])}:
-                return ColumnRef(col, "alias", select=first)
-        if qualifier:
-            return ColumnRef(col, "unknown_qualifier", alias=qualifier, select=first)
-        return ColumnRef(col, "unknown", select=first)
+        b = self._resolver.resolve(col)
+        if b.status in ("unknown", "unknown_qualifier") and b.scope is None:
+            return ColumnRef(col, b.status, alias=b.alias, select=first)
+        sources = self.sources(b.scope.expression) if isinstance(b.scope.expression, ast.Select) else []
+        if b.status == "ambiguous":
+            return ColumnRef(col, b.status, candidates=[s for s in sources if s.alias in b.candidates], select=first)
+        src = next((s for s in sources if s.alias == b.alias), None)
+        if b.status == "ok" and src is not None:
+            return ColumnRef(col, "ok", src.table, src.columns[col.name.lower()], src.alias, select=first)
+        if b.status == "unknown" and src is not None:
+            return ColumnRef(col, "unknown", src.table, None, src.alias, select=first)
+        return ColumnRef(col, b.status, alias=b.alias, select=first)
 
     def ref(self, node: Any) -> ColumnRef | None:
         """The resolution of a Column node of this tree."""

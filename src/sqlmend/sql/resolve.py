@@ -15,6 +15,8 @@ candidates, since an unknown or ambiguous column is itself a finding.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rapidfuzz import fuzz, process
 from sqlglot import exp
 
@@ -160,6 +162,24 @@ def _resolve_qualified_star(col: exp.Column, info: ScopeInfo) -> None:
 # --- the resolver every layer above asks: which table does this column belong to? -----------
 
 
+@dataclass
+class Binding:
+    """What one column resolves to (:meth:`Resolver.resolve`).
+
+    ``status``: ``ok`` (a schema table's column), ``unknown`` (no source has it; for a
+    qualified column: its table has no such column), ``ambiguous`` (two sources of one
+    SELECT have it), ``derived`` (a column of a derived table or CTE), ``alias`` (a
+    result alias of its SELECT), ``unknown_qualifier`` (the qualifier names no source
+    in scope), ``unknown_table`` (its source is a table the schema does not have).
+    """
+
+    status: str
+    table: str | None = None  # the schema table (lower case) for ok / unknown-with-qualifier
+    alias: str | None = None  # the source alias (lower case) it resolved through
+    scope: ScopeInfo | None = None  # the scope whose source it resolved to
+    candidates: list[str] = field(default_factory=list)  # source aliases of an ambiguous name
+
+
 class Resolver:
     """Which table each column of one query belongs to, scope by scope.
 
@@ -217,6 +237,43 @@ class Resolver:
             if any(STAR in cols for _, _, cols in sc.sources.values()) or name in sc.output_names(True):
                 return None, True
         return (col.table or None), not self.mapping
+
+    def resolve(self, col: exp.Column) -> Binding:
+        """Resolve a column as SQL scoping does, with a :class:`Binding` status.
+
+        The column's own SELECT first, then each enclosing one (correlated
+        subqueries); an unqualified name that several sources of one SELECT own
+        is ambiguous. Needs the schema for ``ok`` / ``unknown`` / ``unknown_table``.
+        """
+        name, qualifier = col.name.lower(), (col.table or "").lower()
+        info = self.scope_of(col)
+        for sc in (info.chain() if info is not None else ()):
+            if qualifier:
+                hit = sc.sources.get(qualifier)
+                if hit is None:
+                    continue
+                return self._through(qualifier, hit, name, sc, qualified=True)
+            owners = [a for a, (_, table, cols) in sc.sources.items()
+                      if name in cols or (table is not None and table.lower() not in self.mapping)
+                      or (table is None and STAR in cols)]
+            if len(owners) == 1:
+                return self._through(owners[0], sc.sources[owners[0]], name, sc, qualified=False)
+            if len(owners) > 1:
+                return Binding("ambiguous", scope=sc, candidates=owners)
+            if name in sc.output_names():
+                return Binding("alias", scope=sc)
+        if qualifier:
+            return Binding("unknown_qualifier", alias=qualifier)
+        return Binding("unknown")
+
+    def _through(self, alias: str, source: tuple, name: str, sc: ScopeInfo, qualified: bool) -> Binding:
+        _, table, cols = source
+        if table is not None and table.lower() not in self.mapping:
+            return Binding("unknown_table", alias=alias, scope=sc)
+        if table is None:
+            return Binding("derived", alias=alias, scope=sc)
+        status = "ok" if name in cols or not qualified and STAR in cols else "unknown"
+        return Binding(status, table.lower(), alias, sc)
 
     def table_of(self, col: exp.Column) -> str | None:
         """The table of a column (as written, case kept); an unqualified column that no
