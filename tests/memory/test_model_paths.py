@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from sqlmend.llm import ReplayBackend
+from sqlmend.llm.book import CallBook
 from sqlmend.memory.edits import EditGroup
 from sqlmend.memory.isolation import collect_evidence, isolate
 from sqlmend.memory.judge import judge_model
-from sqlmend.memory.modelcall import Usage
 from sqlmend.memory.recovery import recover
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.memory.store import MemoryStore
@@ -47,7 +47,7 @@ def test_model_judge_may_probe_once_then_decide(concert_db):
               "repair_behavior": "add the country condition", "reason": "question says French"}
     backend = ReplayBackend.scripted([json.dumps({"accept": False, "probe": "SELECT DISTINCT country FROM singer"}),
                                       json.dumps(accept)])
-    usage = Usage()
+    usage = CallBook(keep_prompts=False)
     verdict = judge_model(backend, concert_db, "Songs of French singers over 30?", iso, facts, usage)
     assert verdict.accepted and verdict.error_type == "condition_missing" and usage.chat == 2
     assert "France" in str(backend.history[1])  # the probe's rows reached the second call
@@ -93,7 +93,7 @@ def test_a_garbage_answer_counts_both_calls_and_their_tokens():
         sql: str
 
     backend = ReplayBackend.scripted(["no json here", "still none"])
-    usage = Usage()
+    usage = CallBook(keep_prompts=False)
     assert ask(backend, "recover", Answer, usage, "recovery", question="?", schema="", wrong=WRONG,
                reference=GOLD, feedback="") is None
     assert usage.chat == 2 and usage.tokens_in > 0 and usage.tokens_out == 3 + 2

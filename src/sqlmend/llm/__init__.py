@@ -11,6 +11,7 @@ See ``docs/architecture.md`` (### sqlmend.llm) and ``docs/models.md``.
 from __future__ import annotations
 
 from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage, call_key, spent
+from sqlmend.llm.book import CallBook
 from sqlmend.llm.calllog import CallLog, tagged
 from sqlmend.llm.config import (
     BUILTIN_ENDPOINTS,
@@ -24,7 +25,7 @@ from sqlmend.llm.registry import register_kind
 from sqlmend.llm.replay import ReplayBackend
 
 __all__ = [
-    "BUILTIN_ENDPOINTS", "STAGES", "Backend", "CallLog", "ChatOptions", "ChatResult", "LLMConfig",
+    "BUILTIN_ENDPOINTS", "STAGES", "Backend", "CallBook", "CallLog", "ChatOptions", "ChatResult", "LLMConfig",
     "Message", "ReplayBackend", "Usage", "call_key", "default_config", "register_kind", "resolve",
     "set_default_config", "spent", "tagged",
 ]

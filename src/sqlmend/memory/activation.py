@@ -17,9 +17,9 @@ from typing import Any
 
 from sqlmend import sql
 from sqlmend.errors import SqlmendError
+from sqlmend.llm.book import CallBook
 from sqlmend.memory import kinds
 from sqlmend.memory.kinds.base import Activation, Online, count_matches, stored_variants
-from sqlmend.memory.modelcall import Usage
 from sqlmend.memory.retrieval import Candidate
 
 __all__ = ["Activation", "activate_model", "check_mechanical", "observe"]
@@ -92,7 +92,7 @@ def check_mechanical(cand: Candidate, question: str, keys: set[str], observation
 
 
 def activate_model(backend: Any, db: Any, question: str, current_sql: str, candidates: list[Candidate],
-                   observations: list[dict[str, Any]], usage: Usage, verify: bool = True,
+                   observations: list[dict[str, Any]], usage: CallBook, verify: bool = True,
                    schema_text: str = "") -> list[Activation]:
     """Let the model verify the general candidates (:func:`sqlmend.memory.kinds.general.activate`)."""
     return kinds.general.activate(backend, db, question, current_sql, candidates, observations, usage, verify,

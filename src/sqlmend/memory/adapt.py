@@ -21,9 +21,9 @@ from typing import Any
 
 from sqlmend import sql
 from sqlmend.errors import FixError, SqlmendError
+from sqlmend.llm.book import CallBook
 from sqlmend.memory import kinds
 from sqlmend.memory.kinds.base import Activation, Adaptation
-from sqlmend.memory.modelcall import Usage
 
 __all__ = ["Adaptation", "adapt_mechanical", "adapt_model"]
 
@@ -63,7 +63,7 @@ def adapt_mechanical(current_sql: str, activations: list[Activation], dialect: s
 
 
 def adapt_model(backend: Any, question: str, current_sql: str, activations: list[Activation],
-                observations: list[dict[str, Any]], usage: Usage, local: bool = True,
+                observations: list[dict[str, Any]], usage: CallBook, local: bool = True,
                 schema_text: str = "") -> Adaptation:
     """Let the model integrate the activated items into one rewrite (:func:`sqlmend.memory.kinds.general.adapt`)."""
     return kinds.general.adapt(backend, question, current_sql, activations, observations, usage, local,

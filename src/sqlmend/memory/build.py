@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlmend import sql
 from sqlmend.errors import SqlmendError
+from sqlmend.llm.book import CallBook
 from sqlmend.memory import kinds
 from sqlmend.memory.edits import extract_edits, group_edits
 from sqlmend.memory.isolation import collect_evidence, isolate
@@ -21,7 +22,7 @@ from sqlmend.memory.items import (LocalCheck, MemoryItem, SemanticContract, Sour
                                   StructuralSignature, admission_problem)
 from sqlmend.memory.judge import judge_mechanical, judge_model
 from sqlmend.memory.keys import item_keys
-from sqlmend.memory.modelcall import Usage, embed
+from sqlmend.memory.modelcall import embed
 from sqlmend.memory.recovery import recover
 from sqlmend.memory.store import MemoryStore
 
@@ -42,7 +43,7 @@ class BuildReport:
     by_kind: Counter = field(default_factory=Counter)
     rejected: Counter = field(default_factory=Counter)  # by stage
     recovered: Counter = field(default_factory=Counter)  # by how
-    usage: Usage = field(default_factory=Usage)
+    usage: CallBook = field(default_factory=lambda: CallBook(keep_prompts=False))
 
     def add(self, other: "BuildReport") -> None:
         self.corrections += other.corrections

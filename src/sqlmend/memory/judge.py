@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlmend.llm.book import CallBook
 from sqlmend.memory import kinds
 from sqlmend.memory.isolation import IsolatedGroup
 from sqlmend.memory.kinds.base import Judgement
-from sqlmend.memory.modelcall import Usage
 
 __all__ = ["Judgement", "classify", "judge_mechanical", "judge_model"]
 
@@ -64,7 +64,7 @@ def judge_mechanical(question: str, iso: IsolatedGroup, facts: dict[str, Any],
 
 
 def judge_model(backend: Any, db: Any, question: str, iso: IsolatedGroup, facts: dict[str, Any],
-                usage: Usage, schema_text: str = "") -> Judgement:
+                usage: CallBook, schema_text: str = "") -> Judgement:
     """Let a model judge a group (:func:`sqlmend.memory.kinds.general.judge`).
 
     Args:

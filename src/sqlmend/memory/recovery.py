@@ -21,8 +21,9 @@ from pydantic import BaseModel, Field
 
 from sqlmend.errors import SqlmendError
 from sqlmend.guard import same_result
+from sqlmend.llm.book import CallBook
 from sqlmend.memory.edits import extract_edits
-from sqlmend.memory.modelcall import Usage, ask
+from sqlmend.memory.modelcall import ask
 from sqlmend.types import ExecResult, Schema
 
 
@@ -34,7 +35,7 @@ class Recovery:
     how: str  # "direct" | "model" | "none"
     reason: str
     rounds: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: CallBook = field(default_factory=lambda: CallBook(keep_prompts=False))
 
 
 class Proposal(BaseModel):
@@ -98,7 +99,7 @@ def recover(db: Any, question: str, wrong_sql: str, corrected_sql: str, schema: 
         return Recovery(corrected_sql, "direct", reason)
     if backend is None:
         return Recovery(None, "none", f"{reason} (> {max_direct_edits}) and no model configured")
-    usage, feedback = Usage(), "none yet"
+    usage, feedback = CallBook(keep_prompts=False), "none yet"
     for t in range(1, budget + 1):
         answer = ask(backend, "recover", Proposal, usage, "recovery", question=question, schema=schema_text,
                      wrong=wrong_sql, reference=corrected_sql, feedback=feedback)

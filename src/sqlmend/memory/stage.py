@@ -21,11 +21,12 @@ import time
 from pydantic import Field
 
 from sqlmend.errors import SqlmendError
+from sqlmend.llm.book import CallBook
 from sqlmend.memory.activation import Activation, activate_model, check_mechanical, observe
 from sqlmend.memory.adapt import adapt_mechanical, adapt_model
 from sqlmend.memory.items import MemoryItem
 from sqlmend.memory.keys import sql_keys
-from sqlmend.memory.modelcall import Usage, embed
+from sqlmend.memory.modelcall import embed
 from sqlmend.memory.retrieval import retrieve
 from sqlmend.memory.store import MemoryStore, store_root
 from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
@@ -87,17 +88,17 @@ class MemoryStage(StageBase):
         if not items:
             trace.status, trace.note = "skipped", f"no repair memory for database {ctx.task.db_id}"
             return trace
-        usage = Usage()
+        usage = CallBook(keep_prompts=False)
         try:
             self._run(ctx, items, trace, usage)
         except SqlmendError as e:
             trace.status, trace.note = "failed", f"memory stage failed: {e}"
-        trace.calls, trace.tokens_in, trace.tokens_out = usage.calls, usage.tokens_in, usage.tokens_out
+        usage.to_trace(trace)
         trace.detail["usage"] = {"chat": usage.chat, "embed": usage.embed}
         trace.seconds = time.perf_counter() - start
         return trace
 
-    def _run(self, ctx: StageContext, items: list[MemoryItem], trace: StageTrace, usage: Usage) -> None:
+    def _run(self, ctx: StageContext, items: list[MemoryItem], trace: StageTrace, usage: CallBook) -> None:
         dialect = getattr(ctx.db, "dialect", "sqlite")
         backend, embedder = ctx.backend("solver"), ctx.backend("embedder")
         qvec = None

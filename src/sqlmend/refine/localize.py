@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sqlmend import taxonomy
+from sqlmend.llm.book import CallBook
 from sqlmend.refine import guidelines, prompts
-from sqlmend.refine.chat import CallBook
 from sqlmend.refine.extract import Node
 from sqlmend.types import Finding
 

@@ -17,8 +17,9 @@ from pydantic import BaseModel, Field
 
 from sqlmend import taxonomy
 from sqlmend.errors import ModelError, StructuredOutputError
+from sqlmend.llm.book import CallBook
 from sqlmend.refine import guidelines, prompts
-from sqlmend.refine.chat import CallBook, sql_from_text
+from sqlmend.refine.chat import sql_from_text
 from sqlmend.refine.extract import Extract
 from sqlmend.refine.localize import Localization
 

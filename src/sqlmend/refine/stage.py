@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import Field
 
 from sqlmend.errors import ModelError
+from sqlmend.llm.book import CallBook
 from sqlmend.refine import guidelines
-from sqlmend.refine.chat import CallBook
 from sqlmend.refine.extract import exec_summary, extract, nodes, schema_text
 from sqlmend.refine.localize import detected_types, localize
 from sqlmend.refine.refiner import brief, build_messages, rewrite
@@ -71,7 +71,7 @@ class RefineStage(StageBase):
         except ModelError as exc:
             trace.status = "failed"
             trace.note = f"model failed, original kept: {type(exc).__name__}: {exc}"
-        book.charge(trace)
+        book.to_trace(trace)
         trace.seconds = round(time.perf_counter() - t0, 4)
         return trace
 

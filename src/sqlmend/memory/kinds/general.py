@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sqlmend.llm.book import CallBook
 from sqlmend.memory.kinds.base import CONTRACT_PARTS, Activation, Adaptation, Judgement, run_probe
-from sqlmend.memory.modelcall import Usage, ask
+from sqlmend.memory.modelcall import ask
 
 NAME = "general"
 ERROR_TYPE = "clause_error"
@@ -43,7 +44,7 @@ class JudgeAnswer(BaseModel):
     reason: str = ""
 
 
-def judge(backend: Any, db: Any, question: str, iso: Any, facts: dict[str, Any], usage: Usage,
+def judge(backend: Any, db: Any, question: str, iso: Any, facts: dict[str, Any], usage: CallBook,
           kind: str = NAME, params: dict[str, Any] | None = None, schema_text: str = "") -> Judgement:
     """Let a model judge a group from the question and the facts, with one optional probe (§3.2.2).
 
@@ -87,7 +88,7 @@ class ActivationAnswer(BaseModel):
 
 
 def activate(backend: Any, db: Any, question: str, current_sql: str, candidates: list[Any],
-             observations: list[dict[str, Any]], usage: Usage, verify: bool = True,
+             observations: list[dict[str, Any]], usage: CallBook, verify: bool = True,
              schema_text: str = "") -> list[Activation]:
     """Let the model verify candidates against q, s_cur and the observations, with one probe (§3.3.2).
 
@@ -129,7 +130,7 @@ class Rewrite(BaseModel):
 
 
 def adapt(backend: Any, question: str, current_sql: str, activations: list[Activation],
-          observations: list[dict[str, Any]], usage: Usage, local: bool = True,
+          observations: list[dict[str, Any]], usage: CallBook, local: bool = True,
           schema_text: str = "") -> Adaptation:
     """Let the model integrate the activated items into one rewrite (§3.3.3).
 

@@ -17,8 +17,9 @@ from typing import Any
 from pydantic import Field
 
 from sqlmend.errors import ModelError
+from sqlmend.llm.book import CallBook
 from sqlmend.refine import prompts
-from sqlmend.refine.chat import CallBook, sql_from_text
+from sqlmend.refine.chat import sql_from_text
 from sqlmend.refine.extract import exec_summary, schema_text
 from sqlmend.stage import StageBase, StageContext, StageSettings
 from sqlmend.types import ExecResult, StageTrace
@@ -129,7 +130,7 @@ class PromptBaseline(StageBase):
             trace.note = trace.note or trace.verdict.reason
         elif trace.status == "ran":
             trace.note = "the model kept the SQL"
-        book.charge(trace)
+        book.to_trace(trace)
         trace.seconds = round(time.perf_counter() - t0, 4)
         return trace
 
