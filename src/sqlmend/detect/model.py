@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from sqlmend import structure
 from sqlmend.detect.decoding import target_tokens
 from sqlmend.detect.tokens import TokenTable, add_error_tokens
 from sqlmend.errors import ConfigError
+from sqlmend.llm import prompts
 
 SETTINGS_FILE = "detector.json"
 
@@ -35,8 +35,8 @@ class LoraSettings:
 
 
 def instruction() -> str:
-    """Return the detector instruction ``I_Λ`` (the data file ``prompts/detector_instruction.txt``)."""
-    return resources.files("sqlmend.detect").joinpath("prompts/detector_instruction.txt").read_text().strip()
+    """Return the detector instruction ``I_Λ`` (the data file ``prompts/detector_instruction.yaml``)."""
+    return prompts.load("sqlmend.detect", "detector_instruction")["instruction"].strip()
 
 
 def input_text(question: str, context: dict[str, str], sql_text: str = "", evidence: str = "",

@@ -8,7 +8,6 @@ the SQL), with the raw answer kept.
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -16,6 +15,7 @@ from pydantic import BaseModel, Field
 from sqlmend import structure, taxonomy
 from sqlmend.detect.decoding import MAX_LABELS, Detection
 from sqlmend.errors import ModelError
+from sqlmend.llm import prompts
 
 
 class ErrorList(BaseModel):
@@ -25,8 +25,8 @@ class ErrorList(BaseModel):
 
 
 def prompt_template(name: str) -> str:
-    """Read a prompt data file of :mod:`sqlmend.detect` (``prompts/<name>.txt``)."""
-    return resources.files("sqlmend.detect").joinpath(f"prompts/{name}.txt").read_text()
+    """The ``user`` template of a prompt data file of :mod:`sqlmend.detect` (``prompts/<name>.yaml``)."""
+    return prompts.load("sqlmend.detect", name)["user"]
 
 
 def type_list() -> str:
@@ -61,7 +61,7 @@ class PromptedDetector:
         """
         x = structure.detector_input("", question, context.get("qss", ""), context.get("sql") or sql_text,
                                      context.get("ast", ""), context.get("exec", ""), evidence=evidence)
-        content = prompt_template("self_detect").format(types=type_list(), input=x.strip())
+        content = prompts.render(prompt_template("self_detect"), types=type_list(), input=x.strip())
         try:
             res = self.backend.chat([{"role": "user", "content": content}], schema=ErrorList, stage=self.stage)
         except ModelError as e:

@@ -1,7 +1,7 @@
 """One structured model call for the memory stage, counted in a :class:`~sqlmend.llm.book.CallBook`.
 
-Prompts are data files under ``memory/prompts/`` (``<name>.md``, formatted
-with ``str.format``). A model that answers garbage costs its call and yields
+Prompts are data files under ``memory/prompts/`` (``<name>.yaml``, read and
+filled by :mod:`sqlmend.llm.prompts`). A model that answers garbage costs its call and yields
 ``None``: the caller then keeps the original SQL (architecture: "a stage that
 receives garbage keeps the original SQL").
 """
@@ -9,31 +9,17 @@ receives garbage keeps the original SQL").
 from __future__ import annotations
 
 import json
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel
 
 from sqlmend.errors import ModelError
+from sqlmend.llm import prompts
 from sqlmend.llm.book import CallBook
 
 #: Most tokens a memory call generates; calls are greedy (so that the llm cache answers a
 #: repeated call, e.g. the same offline build in two ablations).
 MAX_TOKENS = 256
-
-
-@cache
-def prompt(name: str) -> str:
-    """Return the text of ``memory/prompts/<name>.md``.
-
-    Args:
-        name: the prompt's file name without extension.
-
-    Returns:
-        The template text.
-    """
-    return resources.files("sqlmend.memory").joinpath("prompts").joinpath(f"{name}.md").read_text()
 
 
 def _jsonable(value: Any) -> str:
@@ -46,8 +32,7 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, s
 
     Args:
         backend: a model backend of :mod:`sqlmend.llm` (``chat``).
-        name: the prompt file (``prompts/<name>.md``); its first line
-            ``system: ...`` is the system message.
+        name: the prompt file (``memory/prompts/<name>.yaml``: ``system`` and ``user``).
         answer_type: the pydantic model of the answer.
         book: the model-call book to count this call in.
         stage: the llm stage the call is logged under (recovery, judge, solver).
@@ -56,9 +41,7 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, s
     Returns:
         The parsed answer, or None when the model failed or answered garbage.
     """
-    text = prompt(name).format(**{k: _jsonable(v) for k, v in fields.items()})
-    system, _, user = text.partition("\n---\n")
-    messages = [{"role": "system", "content": system.strip()}, {"role": "user", "content": user.strip()}]
+    messages = prompts.messages(prompts.load("sqlmend.memory", name), **{k: _jsonable(v) for k, v in fields.items()})
     try:
         reply = book.ask(backend, messages, stage=stage, schema=answer_type, max_tokens=MAX_TOKENS)
     except ModelError:  # counted by the book; garbage twice costs both calls

@@ -21,8 +21,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sqlmend import taxonomy
+from sqlmend.llm import prompts
 from sqlmend.llm.book import CallBook
-from sqlmend.refine import guidelines, prompts
+from sqlmend.refine import guidelines
 from sqlmend.refine.extract import Node
 from sqlmend.types import Finding
 
@@ -209,7 +210,7 @@ def _ask(types: list[str], question: str, evidence: str, sql_text: str, all_node
          stage: str, max_tokens: int) -> LocalizationAnswer | None:
     from sqlmend.errors import ModelError
 
-    prompt = prompts.load("localize")
+    prompt = prompts.load("sqlmend.refine", "localize")
     msgs = prompts.messages(
         prompt, question=question, evidence=evidence or "(none)", sql=sql_text, schema=schema,
         nodes="\n".join(f"{n.path} [{n.clause}]: {n.sql}" for n in all_nodes) or "(does not parse)",

@@ -17,8 +17,9 @@ from pydantic import BaseModel, Field
 
 from sqlmend import taxonomy
 from sqlmend.errors import ModelError, StructuredOutputError
+from sqlmend.llm import prompts
 from sqlmend.llm.book import CallBook
-from sqlmend.refine import guidelines, prompts
+from sqlmend.refine import guidelines
 from sqlmend.refine.chat import sql_from_text
 from sqlmend.refine.extract import Extract
 from sqlmend.refine.localize import Localization
@@ -59,7 +60,7 @@ def brief(loc: Localization, ext: Extract) -> ErrorBrief:
 def _examples(type_ids: list[str], shots: int) -> str:
     if shots <= 0:
         return ""
-    p = prompts.load("refine")
+    p = prompts.load("sqlmend.refine", "refine")
     out = []
     for tid in type_ids:
         g = guidelines.load(tid)
@@ -71,7 +72,7 @@ def _examples(type_ids: list[str], shots: int) -> str:
 
 
 def _error_block(rank: int, b: ErrorBrief) -> str:
-    p = prompts.load("refine")
+    p = prompts.load("sqlmend.refine", "refine")
     ext = b.extract
     where = "; ".join(f"{n.path}: {n.sql}" for n in ext.subtree) or "(whole query)"
     ev = dict(ext.evidence)
@@ -100,7 +101,7 @@ def build_messages(briefs: list[ErrorBrief], *, question: str, evidence: str, sq
         Chat messages.
     """
     types = [b.localization.error_type for b in briefs]
-    return prompts.messages(prompts.load("refine"), examples=_examples(types, shots),
+    return prompts.messages(prompts.load("sqlmend.refine", "refine"), examples=_examples(types, shots),
                             question=question, evidence=evidence or "(none)", sql=sql_text,
                             errors="\n".join(_error_block(i + 1, b) for i, b in enumerate(briefs)))
 

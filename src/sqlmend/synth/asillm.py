@@ -11,13 +11,13 @@ message saying so, and callers skip this source.
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any, Callable, Iterable, Iterator
 
 from sqlmend import structure
 from sqlmend.db import connect
 from sqlmend.detect.prompted import ErrorList, known_types, type_list
 from sqlmend.errors import ConfigError, ModelError, SqlmendError
+from sqlmend.llm import prompts
 from sqlmend.synth.build import Example, differs
 from sqlmend.types import Task
 
@@ -26,9 +26,9 @@ NO_MODEL = ("AsiLLM labelling skipped: no model is configured for the 'synth' st
 
 
 def prompt(question: str, qss: str, wrong: str, gold: str) -> str:
-    """The AsiLLM prompt (data file ``synth/prompts/asillm.txt``) filled for one prediction."""
-    text = resources.files("sqlmend.synth").joinpath("prompts/asillm.txt").read_text()
-    return text.format(types=type_list(), question=question, qss=qss, wrong=wrong, gold=gold)
+    """The AsiLLM prompt (data file ``synth/prompts/asillm.yaml``) filled for one prediction."""
+    return prompts.render(prompts.load("sqlmend.synth", "asillm")["user"], types=type_list(), question=question,
+                          qss=qss, wrong=wrong, gold=gold)
 
 
 def label_predictions(tasks: Iterable[Task], db_path: Callable[[str], Any], backend: Any,

@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from sqlmend.errors import ModelError
+from sqlmend.llm import prompts
 from sqlmend.llm.book import CallBook
-from sqlmend.refine import prompts
 from sqlmend.refine.chat import sql_from_text
 from sqlmend.refine.extract import exec_summary, schema_text
 from sqlmend.stage import StageBase, StageContext, StageSettings
 from sqlmend.types import ExecResult, StageTrace
-
-PROMPTS = Path(__file__).with_name("prompts")
-
 
 def feedback(result: ExecResult | None, error: str | None) -> str:
     """Execution feedback as a model reads it: the error, or the columns and first rows."""
@@ -79,7 +75,7 @@ class PromptBaseline(StageBase):
 
     # --- the loop ---------------------------------------------------------
     def _prompt(self) -> dict[str, str]:
-        return prompts.load(PROMPTS / f"{self.prompt}.yaml")
+        return prompts.load("sqlmend.refine.baselines", self.prompt)
 
     def _values(self, ctx: StageContext, sql_text: str, fb: str) -> dict[str, Any]:
         return {"question": ctx.task.question, "evidence": ctx.task.evidence or "(none)",

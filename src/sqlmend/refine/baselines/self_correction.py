@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmend.refine import prompts
+from sqlmend.llm import prompts
 from sqlmend.refine.baselines.base import PromptBaseline
 from sqlmend.stage import StageContext
 
