@@ -27,13 +27,14 @@ from sqlmend.errors import ConfigError
 
 
 @lru_cache(maxsize=None)
-def load(package: str | Path, name: str | None = None) -> dict[str, str]:
-    """Read a prompt file.
+def load(package: str | Path, name: str | None = None, folder: str = "prompts") -> dict[str, str]:
+    """Read a prompt (or other template) file.
 
     Args:
         package: the package whose ``prompts/`` folder holds it (``"sqlmend.memory"``),
             or the path of a YAML file (then no ``name``).
         name: the file name under ``prompts/``, without ``.yaml``.
+        folder: the package's folder of such files (``templates`` for texts that are no prompt).
 
     Returns:
         ``{template name: template}``.
@@ -41,7 +42,7 @@ def load(package: str | Path, name: str | None = None) -> dict[str, str]:
     Raises:
         ConfigError: the file is missing, is not YAML, or holds no template.
     """
-    where = resources.files(str(package)).joinpath("prompts", f"{name}.yaml") if name else Path(package)
+    where = resources.files(str(package)).joinpath(folder, f"{name}.yaml") if name else Path(package)
     try:
         data = yaml.safe_load(where.read_text(encoding="utf-8")) or {}
     except (OSError, ModuleNotFoundError, yaml.YAMLError) as exc:

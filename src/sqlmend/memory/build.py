@@ -22,6 +22,7 @@ from sqlmend.memory.items import (LocalCheck, MemoryItem, SemanticContract, Sour
                                   StructuralSignature, admission_problem)
 from sqlmend.memory.judge import judge_mechanical, judge_model
 from sqlmend.memory.keys import item_keys
+from sqlmend.memory.kinds.base import local_check
 from sqlmend.memory.modelcall import embed
 from sqlmend.memory.recovery import recover
 from sqlmend.memory.store import MemoryStore
@@ -57,13 +58,6 @@ class BuildReport:
 def _normalized(text: str, schema: Any, dialect: str) -> str:
     # no qualifier-made output aliases, ORDER BY aliases expanded: each clause edits on its own
     return sql.normalize(text, schema, dialect=dialect, output_aliases=False).sql(dialect=dialect)
-
-
-def _fmt(template: str, params: dict[str, Any]) -> str:
-    try:
-        return template.format(**params)
-    except (KeyError, IndexError):
-        return template
 
 
 def build_items(db: Any, case: ConfirmedCorrection, schema: Any = None, backend: Any = None,
@@ -124,7 +118,7 @@ def build_items(db: Any, case: ConfirmedCorrection, schema: Any = None, backend:
             report.rejected["judge"] += 1
             log(case.question_id, "judge", verdict.reason)
             continue
-        observation, violation = kinds.get(verdict.kind).CHECK
+        observation, violation = local_check(kinds.get(verdict.kind).NAME, verdict.params)
         item = MemoryItem(
             db_id=db_id, kind=verdict.kind,
             error_type=verdict.error_type,
@@ -133,7 +127,7 @@ def build_items(db: Any, case: ConfirmedCorrection, schema: Any = None, backend:
                                                    "repair_behavior", "preserve", "not_applicable")}),
             signature=StructuralSignature(edits=[e.__dict__ for e in group.edits], clauses=group.clauses,
                                           schema_refs=group.schema_refs),
-            check=LocalCheck(_fmt(observation, verdict.params), _fmt(violation, verdict.params), verdict.params),
+            check=LocalCheck(observation, violation, verdict.params),
             support=SourceSupport(case.question_id, case.question, case.wrong_sql, rec.repair_sql,
                                   iso.reverted_sql, facts, verdict.judged_by),
             keys=item_keys(iso.reverted_sql, group.schema_refs, group.clauses,

@@ -14,8 +14,10 @@ through five questions, one function each:
   :mod:`sqlmend.sql.fixes`) that bind the item to the current SQL (§3.3.3).
 
 and four constants: ``NAME``, ``ERROR_TYPE`` (a taxonomy id), ``MECHANICAL``
-(decided and applied without a model) and ``CHECK`` (the target local check's
-observation and violation, as templates over the parameters).
+(decided and applied without a model) and ``PRESERVE`` (what a repair keeps).
+The texts an item stores - its target local check and its contract - are the
+data file ``memory/kinds/templates/<NAME>.yaml`` (:func:`local_check`,
+:func:`fill_contract`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from sqlmend import sql
 from sqlmend.db.base import quote_ident
 from sqlmend.errors import SqlmendError
 from sqlmend.guard import read_only_problem
+from sqlmend.llm import prompts
 from sqlmend.memory.isolation import _expr
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,28 +64,38 @@ class Kind(Protocol):
     NAME: str
     ERROR_TYPE: str
     MECHANICAL: bool
-    CHECK: tuple[str, str]
+    PRESERVE: list[str]
 
     def classify(self, edits: list[Any], dialect: str) -> dict[str, Any] | None: ...
 
     def judge(self, question: str, params: dict[str, Any], facts: dict[str, Any]) -> tuple[bool, str]: ...
 
-    def contract(self, params: dict[str, Any]) -> dict[str, Any]: ...  # fill_contract(CONTRACT, ...)
+    def contract(self, params: dict[str, Any]) -> dict[str, Any]: ...  # fill_contract(NAME, PRESERVE, ...)
 
     def activate(self, params: dict[str, Any], online: Online) -> tuple[bool, str, dict[str, Any]]: ...
 
     def adapt(self, tree: Any, resolver: Any, binding: dict[str, Any]) -> list[dict[str, Any]]: ...
 
 
-#: The parts of a kind's ``CONTRACT`` template, in order (the last one is the preservation list).
-CONTRACT_PARTS = ("applicability", "incorrect_behavior", "required_behavior", "repair_behavior", "preserve")
+#: The parts of a semantic contract (MIRA §3.2.3) that a kind's template file writes.
+CONTRACT_PARTS = ("applicability", "incorrect_behavior", "required_behavior", "repair_behavior")
 
 
-def fill_contract(template: tuple, params: dict[str, Any]) -> dict[str, Any]:
-    """A kind's ``CONTRACT`` template (four ``str.format`` texts and a preservation list)
-    filled with an item's parameters: the semantic contract the item stores (§3.2.3)."""
-    *texts, preserve = template
-    return dict(zip(CONTRACT_PARTS, [t.format(**params) for t in texts] + [list(preserve)]))
+def _texts(kind: str) -> dict[str, str]:
+    return prompts.load("sqlmend.memory.kinds", kind, folder="templates")
+
+
+def fill_contract(kind: str, preserve: list[str], params: dict[str, Any]) -> dict[str, Any]:
+    """The semantic contract of an item of ``kind``: its template file
+    (``memory/kinds/templates/<kind>.yaml``) filled with ``params``, and what it preserves."""
+    texts = _texts(kind)
+    return {part: prompts.render(texts[part], **params) for part in CONTRACT_PARTS} | {"preserve": list(preserve)}
+
+
+def local_check(kind: str, params: dict[str, Any]) -> tuple[str, str]:
+    """The target local check of an item of ``kind`` (§3.2.3): what to observe and the violation signal."""
+    texts = _texts(kind)
+    return prompts.render(texts["observation"], **params), prompts.render(texts["violation"], **params)
 
 
 def words(text: str) -> set[str]:

@@ -16,11 +16,7 @@ from sqlmend.memory.kinds.base import Online, ast, column_fix, fill_contract, fr
 NAME = "column_substitution"
 ERROR_TYPE = "attribute_mismatch"
 MECHANICAL = True
-CHECK = ("the columns of the {clause} clause and the question's words",
-         "{wrong} is used where the question names {right}")
-CONTRACT = ("the question asks about {named}", "{wrong} is used in the {clause} clause",
-            "use {right} in the {clause} clause", "substitute {wrong} with {right}",
-            ["other columns", "conditions", "joins"])
+PRESERVE = ["other columns", "conditions", "joins"]
 
 
 def classify(edits: list[Any], dialect: str) -> dict[str, Any] | None:
@@ -40,7 +36,7 @@ def judge(question: str, p: dict[str, Any], facts: dict[str, Any]) -> tuple[bool
 
 
 def contract(p: dict[str, Any]) -> dict[str, Any]:
-    return fill_contract(CONTRACT, p | {"named": p["right"].split(".")[-1].replace("_", " ")})
+    return fill_contract(NAME, PRESERVE, p | {"named": p["right"].split(".")[-1].replace("_", " ")})
 
 
 def activate(p: dict[str, Any], online: Online) -> tuple[bool, str, dict[str, Any]]:

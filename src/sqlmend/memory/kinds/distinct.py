@@ -14,9 +14,7 @@ from sqlmend.memory.kinds.base import Online, ast, fill_contract
 NAME = "distinct"
 ERROR_TYPE = "modifier_error"
 MECHANICAL = True
-CHECK = ("duplicate rows in the current result", "the result repeats rows")
-CONTRACT = ("the question lists values of {listed}", "the result repeats rows", "each answer appears once",
-            "add DISTINCT to the projection", ["projection", "conditions", "joins"])
+PRESERVE = ["projection", "conditions", "joins"]
 
 
 def classify(edits: list[Any], dialect: str) -> dict[str, Any] | None:
@@ -36,7 +34,7 @@ def judge(question: str, p: dict[str, Any], facts: dict[str, Any]) -> tuple[bool
 
 
 def contract(p: dict[str, Any]) -> dict[str, Any]:
-    return fill_contract(CONTRACT, {"listed": ", ".join(p["columns"]) or "the projection"})
+    return fill_contract(NAME, PRESERVE, {"listed": ", ".join(p["columns"]) or "the projection"})
 
 
 def _duplicates(result: Any) -> int:

@@ -21,9 +21,7 @@ from sqlmend.memory.modelcall import ask
 NAME = "general"
 ERROR_TYPE = "clause_error"
 MECHANICAL = False
-CHECK = ("the structure of the signature in the current SQL",
-         "the current SQL shows the incorrect form of the signature")
-_CONTRACT = CONTRACT_PARTS + ("not_applicable",)
+_CONTRACT = CONTRACT_PARTS + ("preserve", "not_applicable")
 
 
 def classify(edits: list[Any], dialect: str) -> dict[str, Any]:

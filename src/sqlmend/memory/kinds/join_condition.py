@@ -16,10 +16,7 @@ from sqlmend.memory.kinds.base import Online, ast, column_fix, fill_contract, fr
 NAME = "join_condition"
 ERROR_TYPE = "table_mismatch"
 MECHANICAL = True
-CHECK = ("the join condition and the schema's key pairs",
-         "the join pairs {wrong} instead of the key pair {right}")
-CONTRACT = ("the query joins on {wrong}", "the join pairs {wrong}, not a key relationship",
-            "join on the key pair {right}", "replace the join condition", ["projection", "conditions"])
+PRESERVE = ["projection", "conditions"]
 
 
 def _join_pair(frag: str | None, dialect: str) -> list[str] | None:
@@ -47,7 +44,8 @@ def judge(question: str, p: dict[str, Any], facts: dict[str, Any]) -> tuple[bool
 
 
 def contract(p: dict[str, Any]) -> dict[str, Any]:
-    return fill_contract(CONTRACT, {"wrong": " = ".join(p["wrong"]), "right": " = ".join(p["right"])})
+    pairs = {"wrong_pair": " = ".join(p["wrong"]), "right_pair": " = ".join(p["right"])}
+    return fill_contract(NAME, PRESERVE, pairs)
 
 
 def probe(wrong: list[str], right: list[str]) -> str:

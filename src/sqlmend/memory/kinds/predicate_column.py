@@ -16,12 +16,7 @@ from sqlmend.memory.kinds.base import (Online, ast, column_fix, fill_contract, c
 NAME = "predicate_column"
 ERROR_TYPE = "attribute_mismatch"
 MECHANICAL = True
-CHECK = ("the column a literal is compared with and the rows it matches there",
-         "the literal matches no row of {wrong} and is stored in {right}")
-CONTRACT = ("the question filters by a value stored in {right}",
-            "the value is compared with {wrong}, where it is not stored",
-            "compare the value with {right}, where it is stored", "compare {right} instead of {wrong}",
-            ["the literal", "other conditions", "projection", "joins"])
+PRESERVE = ["the literal", "other conditions", "projection", "joins"]
 
 
 def comparison(frag: str | None, dialect: str) -> tuple[str, str, Any] | None:
@@ -57,7 +52,7 @@ def judge(question: str, p: dict[str, Any], facts: dict[str, Any]) -> tuple[bool
 
 
 def contract(p: dict[str, Any]) -> dict[str, Any]:
-    return fill_contract(CONTRACT, p)
+    return fill_contract(NAME, PRESERVE, p)
 
 
 def activate(p: dict[str, Any], online: Online) -> tuple[bool, str, dict[str, Any]]:

@@ -17,11 +17,7 @@ from sqlmend.sql.fixes import node_path
 NAME = "value_binding"
 ERROR_TYPE = "value_error"
 MECHANICAL = True
-CHECK = ("the literal compared with {column} and the rows it matches",
-         "the literal matches no stored value of {column} while a stored variant exists")
-CONTRACT = ("the question filters {column} by a value", "{column} is compared with {wrong!r}, which is not stored",
-            "compare {column} with the value as stored ({right!r})", "replace the literal {wrong!r} with {right!r}",
-            ["other conditions", "projection", "joins"])
+PRESERVE = ["other conditions", "projection", "joins"]
 
 
 def _comparisons(node: Any) -> list[tuple[str, Any]]:
@@ -81,7 +77,7 @@ def judge(question: str, p: dict[str, Any], facts: dict[str, Any]) -> tuple[bool
 
 
 def contract(p: dict[str, Any]) -> dict[str, Any]:
-    return fill_contract(CONTRACT, p)
+    return fill_contract(NAME, PRESERVE, p | {"wrong_repr": repr(p["wrong"]), "right_repr": repr(p["right"])})
 
 
 def activate(p: dict[str, Any], online: Online) -> tuple[bool, str, dict[str, Any]]:
