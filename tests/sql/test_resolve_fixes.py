@@ -1,0 +1,66 @@
+"""sql.Resolver (the one scope-aware column resolver) and sql.fixes (the one fix engine) on real Spider queries."""
+
+from __future__ import annotations
+
+import pytest
+from test_normalize import sqlite_schema
+
+from sqlmend import sql
+from sqlmend.errors import FixError
+
+# Spider train #1794 (small_bank_1): the subquery reuses T1/T2; its T2 is savings, the outer T2 checking.
+BANK = ("SELECT T2.balance FROM accounts AS T1 JOIN checking AS T2 ON T1.custid  =  T2.custid WHERE T1.name IN "
+        "(SELECT T1.name FROM accounts AS T1 JOIN savings AS T2 ON T1.custid  =  T2.custid "
+        "WHERE T2.balance  >  (SELECT avg(balance) FROM savings))")
+
+
+def _cols(tree, name):
+    return [c for c in tree.find_all(sql.ast.Column) if c.sql() == name]
+
+
+def test_reused_aliases_resolve_in_their_own_scope(spider_db):
+    tree = sql.parse(BANK)
+    r = sql.Resolver(tree, sqlite_schema(spider_db("small_bank_1")))
+    outer, inner = _cols(tree, "T2.balance")
+    assert (r.column_name(outer), r.column_name(inner)) == ("checking.balance", "savings.balance")
+    [bare] = _cols(tree, "balance")
+    assert r.resolve(bare).status == "ok" and r.resolve(bare).table == "savings"
+    assert r.qualifier("savings", at=inner) == "T2" and r.qualifier("checking", at=bare) == "T2"
+    assert r.qualifier("singer", at=inner) is None
+
+
+def test_statuses_of_unknown_ambiguous_and_alias_columns(spider_db):
+    schema = sqlite_schema(spider_db("concert_singer"))
+    text = ("SELECT name AS n, T9.age, singer_id FROM singer AS T1 JOIN singer_in_concert AS T2 "
+            "ON T1.singer_id = T2.singer_id WHERE song_nam = 'x' ORDER BY n")
+    tree = sql.parse(text)
+    r = sql.Resolver(tree, schema)
+    status = {c.sql(): r.resolve(c).status for c in tree.find_all(sql.ast.Column)}
+    assert status["name"] == "ok" and status["T9.age"] == "unknown_qualifier"
+    assert status["song_nam"] == "unknown" and status["singer_id"] == "ambiguous"
+    assert status["n"] == "alias"
+    [amb] = [c for c in tree.find_all(sql.ast.Column) if c.sql() == "singer_id"]
+    assert sorted(r.resolve(amb).candidates) == ["t1", "t2"]
+
+
+def test_without_a_schema_a_bare_column_belongs_to_the_only_table_of_its_select():
+    tree = sql.parse("SELECT count(DISTINCT Maker) FROM car_makers WHERE Country IN "
+                     "(SELECT CountryId FROM countries WHERE CountryName = 'France')")
+    r = sql.Resolver(tree)
+    assert [r.column_name(c) for c in tree.find_all(sql.ast.Column)] == [
+        "car_makers.maker", "car_makers.country", "countries.countryid", "countries.countryname"]
+
+
+def test_fix_engine_applies_every_operation_on_one_tree():
+    text = "SELECT T1.name FROM singer AS T1 WHERE T1.country = 'france'"
+    tree = sql.parse(text)
+    [lit] = list(tree.find_all(sql.ast.Literal))
+    [col] = _cols(tree, "T1.name")
+    fixes = [{"op": "replace_literal", "path": sql.fixes.node_path(lit), "expect": "'france'", "value": "France"},
+             {"op": "replace_column", "path": sql.fixes.node_path(col), "column": "song_name", "table": "T1"},
+             {"op": "set_distinct", "path": ""}]
+    assert sql.fixes.apply(text, fixes) == "SELECT DISTINCT T1.song_name FROM singer AS T1 WHERE T1.country = 'France'"
+    with pytest.raises(FixError, match="not"):
+        sql.fixes.apply(text, [dict(fixes[0], expect="'x'")])  # stale: the node is not what the planner saw
+    with pytest.raises(FixError, match="needs a SELECT"):
+        sql.fixes.apply(text, [{"op": "set_distinct", "path": sql.fixes.node_path(lit)}])
