@@ -14,7 +14,8 @@ from sqlmend.memory.keys import sql_keys
 from sqlmend.memory.retrieval import Candidate
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.memory.store import MemoryStore
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Task
 
 # Spider train #1794 (small_bank_1), gold: the subquery reuses T2 for savings while the outer T2 is checking.
 BANK = ("SELECT T2.balance FROM accounts AS T1 JOIN checking AS T2 ON T1.custid  =  T2.custid WHERE T1.name IN "
@@ -58,6 +59,6 @@ def test_value_binding_repairs_the_subquery_comparison(tmp_path, spider_db, make
                             ["countries.countryname"]))
     with connect(spider_db("car_1")) as db:
         task = Task("114", "car_1", "What is the number of makers of care in France?", CARS)
-        trace = MemoryStage(tmp_path).run(StageContext(task=task, db=db, sql=CARS))
+        trace = MemoryStage.from_config({"store": str(tmp_path)}).run(StageContext(task=task, db=db, sql=CARS))
     assert trace.verdict.accepted, trace.note
     assert trace.candidate == CARS.replace("'France'", "'france'").replace("count(", "COUNT(")
