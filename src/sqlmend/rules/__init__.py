@@ -1,7 +1,7 @@
 """Static detection: a catalogue of rules proven by the schema and the data (ErrorLLM §3.2).
 
 Each rule lives in ``sqlmend/rules/catalogue/<CODE>.py`` and exposes ``RULE``;
-its findings carry evidence and fixes as data, applied by :mod:`sqlmend.rules.engine`.
+its findings carry evidence and fixes as data, applied by the one fix engine (:mod:`sqlmend.sql.fixes`).
 
     from sqlmend import rules
     findings = rules.check(db, "SELECT ...")          # list[types.Finding]

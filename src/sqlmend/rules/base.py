@@ -4,7 +4,7 @@ A rule is an object with a stable ``code`` (family letters + number, e.g.
 ``VL01``), the taxonomy id of the error it finds, a declared ``severity`` and a
 ``check(ctx) -> list[Finding]``. Its docstring's first line is the message shown
 to users; the rest holds an *Anti-pattern* and a *Fixed* SQL example. Rules
-never edit SQL: they return fixes as data (:mod:`sqlmend.rules.engine`).
+never edit SQL: they return fixes as data (:mod:`sqlmend.sql.fixes`, the one fix engine).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ class Rule:
             location: the SQL fragment concerned.
             schema_refs: ``table`` / ``table.column`` names involved.
             evidence: what the database or schema said.
-            fixes: fixes as data for :func:`sqlmend.rules.engine.apply`.
+            fixes: fixes as data for :func:`sqlmend.sql.fixes.apply`.
 
         Returns:
             The finding (severity as declared; the catalogue may lower it).
