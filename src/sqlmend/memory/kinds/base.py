@@ -17,7 +17,8 @@ and four constants: ``NAME``, ``ERROR_TYPE`` (a taxonomy id), ``MECHANICAL``
 (decided and applied without a model) and ``PRESERVE`` (what a repair keeps).
 The texts an item stores - its target local check and its contract - are the
 data file ``memory/kinds/templates/<NAME>.yaml`` (:func:`local_check`,
-:func:`fill_contract`).
+:func:`fill_contract`). The general kind (:mod:`~sqlmend.memory.kinds.general`)
+answers the same questions with model calls, for all its candidates at once.
 """
 
 from __future__ import annotations
