@@ -46,6 +46,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.rules_cmd",
     "sqlmend.cli.models_cmd",
     "sqlmend.cli.detect_cmd",
+    "sqlmend.cli.review_cmd",
 ]
 
 

@@ -46,6 +46,8 @@ def eval_command(
                                                  "figures are also given without them."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full report (per question) as JSON."),
     md_out: Optional[Path] = typer.Option(None, "--markdown", help="Write the Markdown report to this file."),
+    html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML report with plots "
+                                                                 "(EX by difficulty, fixed/regressed, latency)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the gold-result cache."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -79,6 +81,10 @@ def eval_command(
         write_json(json_out, data)
     if md_out:
         write_markdown(md_out, text)
+    if html_out:
+        from sqlmend.review.report import eval_report, write_html
+
+        write_html(html_out, eval_report(reports[0], reports[1] if against else None))
 
 
 def convert_command(

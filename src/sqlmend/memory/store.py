@@ -122,6 +122,16 @@ class MemoryStore:
         """Return ``(question_id, stage, reason)`` rows of the rejection log."""
         return list(self._con.execute("SELECT question_id, stage, reason FROM rejections ORDER BY rowid"))
 
+    def forget(self, question_id: str) -> None:
+        """Remove the items and rejections of one historical correction (before it is rebuilt).
+
+        Args:
+            question_id: the correction's question id.
+        """
+        self._con.execute("DELETE FROM items WHERE question_id = ?", (question_id,))
+        self._con.execute("DELETE FROM rejections WHERE question_id = ?", (question_id,))
+        self._con.commit()
+
     def clear(self) -> None:
         """Remove every item and rejection (before a rebuild)."""
         self._con.execute("DELETE FROM items")

@@ -1,0 +1,188 @@
+"""``sqlmend review``, ``sqlmend report`` and ``sqlmend bench review``: review a correction run, report on it.
+
+``sqlmend review RUN_DIR --reviewer NAME`` serves the review pages on
+127.0.0.1; ``sqlmend report RUN_DIR`` prints the run's Markdown report and, with
+``--html``, writes a self-contained HTML report with plots; ``sqlmend bench
+review`` replays a scripted reviewer (the gold) on MIRA's history split and
+compares the memory it builds with ``sqlmend memory build``'s.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from sqlmend.errors import SqlmendError
+
+_STORE_HELP = ("repair memory folder the build writes to, as `sqlmend correct --memory-store` reads it "
+               "(wins over --memory-namespace; env SQLMEND_MEMORY_STORE)")
+_NS_HELP = "repair memory namespace under the cache folder (default 'default'; env SQLMEND_MEMORY_NAMESPACE)"
+
+
+def memory_folder(store: Path | None, namespace: str | None) -> Path:
+    """The memory folder that ``sqlmend correct`` with the same flags would read."""
+    import os
+
+    from sqlmend.memory.store import store_root
+
+    return store_root(namespace or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default",
+                      store or os.environ.get("SQLMEND_MEMORY_STORE") or None)
+
+
+def _open(run_dir: Path, dataset: str | None, data_root: str | None) -> Any:
+    from sqlmend.review.run import Run
+
+    try:
+        return Run.load(run_dir, dataset, data_root)
+    except SqlmendError as e:
+        typer.secho(f"error: {e}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from None
+
+
+def review(
+    run_dir: Path = typer.Argument(..., help="a run folder written by `sqlmend correct --out`"),
+    reviewer: str = typer.Option(..., "--reviewer", help="your name, written with every decision"),
+    host: str = typer.Option("127.0.0.1", help="address to bind (keep the default: the pages change state)"),
+    port: int = typer.Option(8765, help="port"),
+    dataset: Optional[str] = typer.Option(None, help="the run's dataset when it has no run.json"),
+    data_root: Optional[str] = typer.Option(None, help="folder holding spider/ (default: run.json's, else found)"),
+    memory_store: Optional[Path] = typer.Option(None, "--memory-store", metavar="DIR", help=_STORE_HELP),
+    memory_namespace: Optional[str] = typer.Option(None, "--memory-namespace", metavar="NAME", help=_NS_HELP),
+    model: Optional[str] = typer.Option(None, help="'local' or an llm config file: MIRA's judge and repair "
+                                                   "recovery for the build (default: mechanical items only)"),
+    verdicts: bool = typer.Option(True, help="evaluate original and corrected SQL against the gold at start "
+                                             "(filter by fixed / regressed)"),
+    timeout: float = typer.Option(5.0, help="seconds per query shown on a page"),
+) -> None:
+    """Review a correction run in the browser: accept, reject or edit each correction, then build memory.
+
+    Decisions go to RUN_DIR/reviews.jsonl (who, when, what). "Build memory" turns the accepted
+    and edited corrections into confirmed corrections and runs MIRA's offline phase into the memory
+    store; a later `sqlmend correct` with the same --memory-store / --memory-namespace uses the items.
+
+    Example: sqlmend review runs/a --reviewer ana --memory-store mem/   (then open http://127.0.0.1:8765)
+    """
+    import uvicorn
+
+    from sqlmend.review.app import create_app
+
+    run = _open(run_dir, dataset, data_root)
+    if verdicts and run.has_gold:
+        typer.echo(f"evaluating {len(run.items)} items against the gold ...", err=True)
+        run.evaluate()
+    cfg = None
+    if model:
+        from sqlmend import llm
+
+        cfg = llm.LLMConfig.local() if model == "local" else llm.LLMConfig.load(model)
+    folder = memory_folder(memory_store, memory_namespace)
+    app = create_app(run, reviewer, folder, judge=cfg.resolve("judge") if cfg else None,
+                     embedder=cfg.resolve("embedder") if cfg else None,
+                     recovery=cfg.resolve("recovery") if cfg else None, timeout=timeout)
+    typer.echo(f"reviewing {run_dir} ({len(run.items)} items) as {reviewer}: http://{host}:{port}/ "
+               f"(memory store {folder})", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def report(
+    run_dir: Path = typer.Argument(..., help="a run folder written by `sqlmend correct --out`"),
+    html: Optional[Path] = typer.Option(None, "--html", help="also write a self-contained HTML report here"),
+    dataset: Optional[str] = typer.Option(None, help="the run's dataset when it has no run.json"),
+    data_root: Optional[str] = typer.Option(None, help="folder holding spider/"),
+    workers: int = typer.Option(2, help="evaluation worker processes"),
+    timeout: float = typer.Option(30.0, help="seconds per query"),
+) -> None:
+    """Report on a correction run: EX before/after by difficulty, fixed/regressed by stage and rule,
+    findings by error type, latency and calls/tokens per query (Markdown; --html for plots).
+
+    Example: sqlmend report runs/a --html runs/a/report.html
+    """
+    from sqlmend.review.report import run_markdown, run_report, write_html
+
+    run = _open(run_dir, dataset, data_root)
+    before, after = run.evaluate(workers=workers, timeout=timeout) if run.has_gold else (None, None)
+    data = run_report(run, before, after)
+    typer.echo(run_markdown(data))
+    if html is not None:
+        write_html(html, data)
+        typer.echo(f"wrote {html}", err=True)
+
+
+def bench_review(
+    pred: Path = typer.Option(..., exists=True, help="a prediction file of the dataset"),
+    dataset: str = typer.Option("spider-dev", help="dataset name"),
+    out: Path = typer.Option(Path("runs/bench-review"), help="work folder (run, two stores, result.json)"),
+    fraction: float = typer.Option(0.25, help="history share per database (MIRA §4.1)"),
+    seed: int = typer.Option(0, help="split seed"),
+    stages: str = typer.Option("static,guard", help="stages of the correction run that is reviewed"),
+    workers: int = typer.Option(2, help="evaluation worker processes"),
+    accept_matching: bool = typer.Option(False, help="accept a correction whose result matches the gold's "
+                                                     "instead of editing it to the gold"),
+) -> None:
+    """Scripted review with the gold as the reviewer, on MIRA's history split; compare with `memory build`.
+
+    Corrects the history part of the split (RUN = OUT/run), lets the gold decide every item (edit with the gold
+    where the original is wrong - or, with --accept-matching, accept a correction whose result already
+    matches - and reject a change of a correct original) into RUN/reviews.jsonl, builds memory from those
+    decisions exactly as the review page's "Build memory" does (OUT/store-review), builds memory from
+    the same split as `sqlmend memory build` does (OUT/store-build), and compares the two item sets.
+
+    Example: sqlmend bench review --pred din-sql_gpt-4.sql --out runs/bench-review
+    """
+    import shutil
+
+    from sqlmend.bench.datasets import load_dataset
+    from sqlmend.bench.predictions import load_predictions
+    from sqlmend.cli.memory_cmd import _history, build_all
+    from sqlmend.memory.split import split_tasks
+    from sqlmend.pipeline import PipelineConfig, correct_batch
+    from sqlmend.review import confirm
+    from sqlmend.review.decisions import ReviewLog
+    from sqlmend.review.run import Run, write_run_info
+    from sqlmend.review.scripted import gold_decisions, store_items
+
+    try:
+        ds = load_dataset(dataset)
+        preds = load_predictions(pred, ds)
+        split = split_tasks(ds.tasks, fraction=fraction, seed=seed)
+        history = set(split.history)
+        tasks = [t for t in ds.with_sql(preds) if t.question_id in history and ds.db_path(t.db_id)]
+        shutil.rmtree(out, ignore_errors=True)
+        run_dir = out / "run"
+        stage_list = [s.strip() for s in stages.split(",") if s.strip()]
+        correct_batch(tasks, PipelineConfig(stages=stage_list, workers=2, db_root=str(ds.db_root)),
+                      checkpoint=run_dir / "corrections.jsonl", progress=False)
+        write_run_info(run_dir, dataset, None, pred.resolve(), stage_list)
+        run = Run.load(run_dir)
+        run.evaluate(workers=workers)
+        log = ReviewLog(run_dir)
+        counts = gold_decisions(run, log, accept_matching=accept_matching)
+        confirmed, _ = confirm.confirmations(run, log.latest())
+        outcomes = confirm.build(run, confirmed, out / "store-review")
+        confirm.record(run_dir, outcomes, out / "store-review", "gold")
+        built = build_all(ds, _history(ds, preds, split, workers), out / "store-build", fresh=True)
+    except SqlmendError as e:
+        typer.secho(f"error: {e}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from None
+    by_review, by_build = store_items(out / "store-review"), store_items(out / "store-build")
+    same = set(by_review) == set(by_build) and all(by_review[k] == by_build[k] for k in by_review)
+    result = {"pred": pred.name, "history_tasks": len(tasks), "decisions": counts,
+              "confirmed": len(confirmed), "memory_build_corrections": built.corrections,
+              "items_review": len(by_review), "items_memory_build": len(by_build), "identical": same,
+              "only_review": sorted(set(by_review) - set(by_build)),
+              "only_memory_build": sorted(set(by_build) - set(by_review)),
+              "items": by_review}
+    (out / "result.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    typer.echo(json.dumps({k: v for k, v in result.items() if k != "items"}, indent=1))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``review`` and ``report`` to the app, and ``review`` to ``sqlmend bench``."""
+    from sqlmend.cli import bench_app
+
+    app.command("review")(review)
+    app.command("report")(report)
+    bench_app.command("review")(bench_review)

@@ -1,0 +1,218 @@
+"""A correction run folder, read for review and reports.
+
+``sqlmend correct --dataset D --pred F --out RUN`` writes ``RUN/corrections.jsonl``
+(one :class:`~sqlmend.types.Correction` per line, with its stage traces),
+``summary.json``, ``corrected.<ext>`` and ``run.json`` (the dataset, data root and
+prediction file, so that the review finds questions, gold SQL and databases).
+A run written before ``run.json`` existed is opened with an explicit dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlmend import taxonomy
+from sqlmend.errors import DatasetError, SqlmendError
+from sqlmend.pipeline import read_checkpoint
+from sqlmend.types import Correction, Task
+
+#: The run's metadata file, written by ``sqlmend correct``.
+RUN_INFO = "run.json"
+#: Verdict classes of an item when the gold is known (before -> after).
+VERDICT_CLASSES = ("fixed", "regressed", "still_correct", "still_wrong")
+
+
+def write_run_info(folder: str | Path, dataset: str, data_root: str | None = None,
+                   pred: str | Path | None = None, stages: list[str] | None = None) -> Path:
+    """Record what a run corrected (read back by :meth:`Run.load`).
+
+    Args:
+        folder: the run folder.
+        dataset: the dataset name or task file.
+        data_root: the data root given to ``correct`` (None: found automatically).
+        pred: the prediction file.
+        stages: the stages run.
+
+    Returns:
+        The path written.
+    """
+    path = Path(folder) / RUN_INFO
+    path.parent.mkdir(parents=True, exist_ok=True)
+    info = {"dataset": dataset, "data_root": data_root, "pred": str(pred) if pred else None,
+            "stages": stages}
+    path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def accepted_stage(c: Correction) -> str | None:
+    """The last stage whose rewrite the guard accepted (the stage that changed the SQL), or None."""
+    stage = None
+    for s in c.stages:
+        if s.stage != "guard" and s.candidate and s.verdict is not None and s.verdict.accepted:
+            stage = s.stage
+    return stage if c.changed else None
+
+
+@dataclass
+class Item:
+    """One reviewable correction with the facets the list filters on."""
+
+    correction: Correction
+    task: Task | None
+    verdict: str | None = None  # one of VERDICT_CLASSES when the gold is known
+    before: str | None = None  # the original's evaluation verdict (correct, wrong, pred_error, ...)
+    after: str | None = None
+    rules: list[str] = field(default_factory=list)  # finding codes (rule codes, memory:<id>, ...)
+    error_types: list[str] = field(default_factory=list)
+    stage: str | None = None  # the stage that changed the SQL
+
+    @property
+    def qid(self) -> str:
+        return self.correction.question_id
+
+    @property
+    def db_id(self) -> str:
+        return self.correction.db_id
+
+    @property
+    def changed(self) -> bool:
+        return self.correction.changed
+
+    @property
+    def flagged(self) -> bool:
+        """Some stage found an error of the taxonomy, or proposed a rewrite."""
+        known = set(taxonomy.ids())
+        return (any(f.error_type in known for f in self.correction.findings)
+                or any(s.candidate for s in self.correction.stages))
+
+
+@dataclass
+class Run:
+    """A correction run folder with its dataset (questions, gold SQL, databases)."""
+
+    folder: Path
+    corrections: list[Correction]
+    dataset: Any = None  # sqlmend.bench.Dataset, or None when it cannot be loaded
+    info: dict[str, Any] = field(default_factory=dict)
+    items: list[Item] = field(default_factory=list)
+    evaluated: bool = False
+
+    @classmethod
+    def load(cls, folder: str | Path, dataset: str | None = None, data_root: str | None = None) -> "Run":
+        """Open a run folder.
+
+        Args:
+            folder: the folder ``sqlmend correct --out`` wrote.
+            dataset: the dataset (name or task file); default: the one in ``run.json``.
+            data_root: the data root; default: the one in ``run.json``, else found automatically.
+
+        Returns:
+            The run, its items in file order.
+
+        Raises:
+            DatasetError: no ``corrections.jsonl``, or the dataset is named nowhere.
+        """
+        from sqlmend.bench.datasets import load_dataset
+
+        folder = Path(folder)
+        path = folder / "corrections.jsonl"
+        if not path.is_file():
+            raise DatasetError(f"{folder} is not a correction run: no corrections.jsonl "
+                               "(write one with `sqlmend correct --dataset D --pred F --out DIR`)")
+        info: dict[str, Any] = {}
+        if (folder / RUN_INFO).is_file():
+            info = json.loads((folder / RUN_INFO).read_text(encoding="utf-8"))
+        name = dataset or info.get("dataset")
+        if not name:
+            raise DatasetError(f"{folder} has no {RUN_INFO}: name its dataset (--dataset spider-dev)")
+        ds = load_dataset(name, data_root=data_root or info.get("data_root"))
+        corrections = list(read_checkpoint(path).values())
+        run = cls(folder, corrections, ds, info)
+        for c in corrections:
+            task = ds.task(c.question_id) if c.question_id in ds else None
+            findings = c.findings
+            run.items.append(Item(c, task, rules=sorted({f.code for f in findings}),
+                                  error_types=sorted({f.error_type for f in findings}),
+                                  stage=accepted_stage(c)))
+        return run
+
+    def item(self, question_id: str) -> Item:
+        """The item of one question id (DatasetError if the run has none)."""
+        for it in self.items:
+            if it.qid == question_id:
+                return it
+        raise DatasetError(f"the run has no question {question_id!r}")
+
+    def db_path(self, db_id: str) -> Path | None:
+        """The database file of ``db_id``, or None."""
+        return self.dataset.db_path(db_id) if self.dataset is not None else None
+
+    @property
+    def has_gold(self) -> bool:
+        return any(it.task is not None and it.task.gold for it in self.items)
+
+    def evaluate(self, workers: int = 2, timeout: float = 30.0) -> tuple[Any, Any]:
+        """Execute the original and the corrected SQL against the gold; set each item's verdict.
+
+        Args:
+            workers: evaluation worker processes.
+            timeout: seconds per query.
+
+        Returns:
+            ``(before, after)`` :class:`~sqlmend.bench.EvalReport` (None, None without gold).
+        """
+        from sqlmend.bench.datasets import Dataset
+        from sqlmend.bench.evaluate import evaluate
+        from sqlmend.bench.executor import QueryPool
+
+        tasks = [it.task for it in self.items if it.task is not None and it.task.gold]
+        if not tasks:
+            return None, None
+        sub = Dataset(self.dataset.name, tasks, db_root=self.dataset.db_root, source=self.dataset.source)
+        with QueryPool(workers=workers, timeout=timeout) as pool:
+            before = evaluate(sub, {it.qid: it.correction.original_sql for it in self.items}, timeout=timeout,
+                              label="original", pool=pool)
+            after = evaluate(sub, {it.qid: it.correction.sql for it in self.items}, timeout=timeout,
+                             label="corrected", pool=pool)
+        for it in self.items:
+            if it.task is None or not it.task.gold:
+                continue
+            b, a = before.result(it.qid), after.result(it.qid)
+            it.before, it.after = b.verdict, a.verdict
+            if b.scored:
+                it.verdict = ("fixed" if a.correct and not b.correct else "regressed" if b.correct and not a.correct
+                              else "still_correct" if b.correct else "still_wrong")
+        self.evaluated = True
+        return before, after
+
+
+def execute_preview(db_path: Any, sql_text: str, rows: int = 10, timeout: float = 5.0,
+                    max_rows: int = 10_000) -> dict[str, Any]:
+    """Run one SQL read-only and time-limited; return its first rows and row count.
+
+    Args:
+        db_path: the database (path or URL).
+        sql_text: the SQL (refused unless one read-only SELECT/WITH).
+        rows: rows to keep for display.
+        timeout: seconds before the query is interrupted.
+        max_rows: rows counted at most (``truncated`` says more existed).
+
+    Returns:
+        ``{"ok", "columns", "rows", "count", "truncated", "seconds"}`` or ``{"ok": False, "error"}``.
+    """
+    from sqlmend import sql
+    from sqlmend.db import connect
+
+    if db_path is None:
+        return {"ok": False, "error": "the database of this question is not available"}
+    try:
+        with connect(db_path) as db:
+            sql.check_read_only(sql_text, dialect=db.dialect)
+            r = db.execute(sql_text, timeout=timeout, max_rows=max_rows)
+    except SqlmendError as e:
+        return {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    return {"ok": True, "columns": list(r.columns), "rows": [list(x) for x in r.rows[:rows]],
+            "count": len(r.rows), "truncated": r.truncated, "seconds": round(r.elapsed, 4)}
