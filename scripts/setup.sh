@@ -22,3 +22,11 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
     echo "note: PostgreSQL server not found; PostgreSQL tests will be skipped" >&2
   fi
 fi
+# Headless Chromium and its driver for the browser tests of the review pages (tests/review).
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null
+  else
+    echo "note: chromium / chromium-driver not found; browser tests will be skipped" >&2
+  fi
+fi

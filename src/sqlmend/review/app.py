@@ -109,7 +109,8 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         preview_rows: result rows shown.
 
     Returns:
-        A ``fastapi.FastAPI`` app; ``app.state.csrf`` is its CSRF token.
+        A ``fastapi.FastAPI`` app; ``app.state.csrf`` is its CSRF token, ``app.state.store``
+        the memory folder.
     """
     env = _env()
     log = ReviewLog(run.folder)
@@ -117,6 +118,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     store_folder = Path(store_folder)
     app = FastAPI(title="sqlmend review", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.csrf = token
+    app.state.store = store_folder
     app.mount("/static", StaticFiles(packages=[("sqlmend.review", "static")]), name="static")
 
     @app.middleware("http")
@@ -233,8 +235,8 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     @app.post("/memory/build")
     async def memory_build(request: Request) -> Any:
         await form(request)
-        confirmed, _ = confirm.confirmations(run, log.latest())
-        outcomes = confirm.build(run, confirmed, store_folder, judge, embedder, recovery)
+        confirmed, skipped = confirm.confirmations(run, log.latest())
+        outcomes = confirm.build(run, confirmed, store_folder, judge, embedder, recovery, withdrawn=skipped)
         confirm.record(run.folder, outcomes, store_folder, reviewer)
         return RedirectResponse("/memory", status_code=303)
 

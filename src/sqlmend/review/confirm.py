@@ -81,7 +81,7 @@ def confirmations(run: Any, decisions: dict[str, Decision]) -> tuple[list[Confir
 
 
 def build(run: Any, confirmed: list[Confirmation], folder: str | Path, judge: Any = None, embedder: Any = None,
-          recovery: Any = None) -> list[Outcome]:
+          recovery: Any = None, withdrawn: Any = ()) -> list[Outcome]:
     """Run MIRA's offline phase on confirmed corrections, one database store at a time.
 
     Args:
@@ -91,10 +91,18 @@ def build(run: Any, confirmed: list[Confirmation], folder: str | Path, judge: An
         judge: the judge's chat backend for general groups; None: mechanical items only.
         embedder: an embedding backend for semantic vectors; None: structural retrieval only.
         recovery: the chat backend proposing repairs; None: direct recovery only.
+        withdrawn: question ids decided without a confirmation (rejected, or accepted
+            unchanged): the items an earlier build made of them are removed.
 
     Returns:
         One outcome per confirmation, in order.
     """
+    for qid in withdrawn:
+        try:
+            with MemoryStore(folder, run.item(qid).db_id, create=False) as store:
+                store.forget(qid)
+        except SqlmendError:  # no store for that database yet: nothing to withdraw
+            continue
     by_db: dict[str, list[Confirmation]] = {}
     for c in confirmed:
         by_db.setdefault(c.db_id, []).append(c)

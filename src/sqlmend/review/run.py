@@ -110,7 +110,7 @@ class Run:
             data_root: the data root; default: the one in ``run.json``, else found automatically.
 
         Returns:
-            The run, its items in file order.
+            The run, its items in dataset order.
 
         Raises:
             DatasetError: no ``corrections.jsonl``, or the dataset is named nowhere.
@@ -129,7 +129,9 @@ class Run:
         if not name:
             raise DatasetError(f"{folder} has no {RUN_INFO}: name its dataset (--dataset spider-dev)")
         ds = load_dataset(name, data_root=data_root or info.get("data_root"))
-        corrections = list(read_checkpoint(path).values())
+        order = {q: i for i, q in enumerate(ds.ids)}
+        # the checkpoint is in completion order; review in dataset order
+        corrections = sorted(read_checkpoint(path).values(), key=lambda c: order.get(c.question_id, len(order)))
         run = cls(folder, corrections, ds, info)
         for c in corrections:
             task = ds.task(c.question_id) if c.question_id in ds else None

@@ -1,0 +1,114 @@
+"""The review app over HTTP (no browser): filters, decisions, refusals, the memory build, run.json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from sqlmend.cli import app as cli
+from sqlmend.errors import DatasetError
+from sqlmend.review.app import create_app
+from sqlmend.review.confirm import confirmations
+from sqlmend.review.decisions import ReviewLog
+from sqlmend.review.run import Run
+
+
+@pytest.fixture
+def client(car_run, tmp_path):
+    run = Run.load(car_run)
+    run.evaluate()
+    app = create_app(run, "ana", tmp_path / "store")
+    return TestClient(app), app.state.csrf, run
+
+
+def _rows(html: str) -> int:
+    return html.count('class="row"')
+
+
+def test_filters_and_counts(client):
+    c, _, run = client
+    assert _rows(c.get("/").text) == len(run.items) == 92
+    assert _rows(c.get("/?verdict=fixed").text) == 4
+    assert _rows(c.get("/?changed=yes&stage=static").text) == 13
+    assert _rows(c.get("/?rule=VL03").text) == sum("VL03" in it.rules for it in run.items) > 0
+    assert _rows(c.get("/?error_type=value_error&db=car_1").text) > 0
+    assert _rows(c.get("/?db=no_such_db").text) == 0
+    page = c.get("/item/105?changed=yes").text
+    assert 'data-next="/item/' in page and "changed=yes" in page  # j/k stay inside the filter
+    assert "Content-Security-Policy" in c.get("/").headers
+
+
+def test_state_changes_need_the_csrf_token_and_the_same_origin(client):
+    c, token, run = client
+    assert c.post("/item/105/decide", data={"action": "accept"}).status_code == 403
+    assert c.post("/item/105/decide", data={"action": "accept", "csrf": "x" * 43}).status_code == 403
+    r = c.post("/item/105/decide", data={"action": "accept", "csrf": token},
+               headers={"origin": "http://evil.example"})
+    assert r.status_code == 403
+    assert c.post("/memory/build", data={}).status_code == 403
+    assert not (run.folder / "reviews.jsonl").exists()
+
+
+def test_an_edit_that_writes_is_refused_and_not_saved(client):
+    c, token, run = client
+    r = c.post("/item/112/check", data={"csrf": token, "sql": "DELETE FROM cars_data"})
+    assert r.status_code == 422 and "ReadOnlyViolation" in r.text and "save-form" not in r.text
+    r = c.post("/item/112/decide", data={"csrf": token, "action": "edit", "sql": "DROP TABLE cars_data"},
+               follow_redirects=False)
+    assert r.status_code == 422 and not (run.folder / "reviews.jsonl").exists()
+    r = c.post("/item/112/check", data={"csrf": token, "sql": "SELECT count(*) FROM cars_data"})
+    assert r.status_code == 200 and "save-form" in r.text and "406" in r.text  # executed and shown
+
+
+def test_decisions_are_appended_and_the_latest_counts(client):
+    c, token, run = client
+    for action in ("accept", "reject"):
+        r = c.post("/item/105/decide", data={"csrf": token, "action": action, "next": "106"}, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/item/106"
+    lines = [json.loads(x) for x in (run.folder / "reviews.jsonl").read_text().splitlines()]
+    assert [x["action"] for x in lines] == ["accept", "reject"] and lines[1]["sql"] is None
+    latest = ReviewLog(run.folder).latest()
+    assert latest["105"].action == "reject"
+    confirmed, skipped = confirmations(run, latest)
+    assert confirmed == [] and "rejected" in skipped["105"]
+    c.post("/item/110/decide", data={"csrf": token, "action": "accept"})  # unchanged: nothing to learn
+    _, skipped = confirmations(run, ReviewLog(run.folder).latest())
+    assert "unchanged" in skipped["110"]
+
+
+def test_memory_build_reports_items_and_reasons(client):
+    c, token, run = client
+    c.post("/item/112/decide", data={"csrf": token, "action": "edit", "sql":
+           "SELECT Accelerate FROM car_names JOIN cars_data ON car_names.MakeId = cars_data.Id "
+           "WHERE Make = 'amc hornet sportabout (sw)'"})
+    c.post("/item/105/decide", data={"csrf": token, "action": "accept"})
+    page = c.post("/memory/build", data={"csrf": token}).text
+    assert "predicate_column" in page and "model judge" in page
+    build = json.loads((run.folder / "memory_builds.jsonl").read_text().splitlines()[-1])
+    by_q = {o["question_id"]: o for o in build["outcomes"]}
+    assert [i["kind"] for i in by_q["112"]["items"]] == ["predicate_column"]
+    assert by_q["105"]["items"] == [] and by_q["105"]["reasons"][0]["stage"] == "judge"
+    # building again follows the latest decisions: the rejected edit's item is forgotten
+    c.post("/item/112/decide", data={"csrf": token, "action": "reject"})
+    c.post("/memory/build", data={"csrf": token})
+    from sqlmend.memory.store import MemoryStore
+
+    with MemoryStore(c.app.state.store, "car_1", create=False) as store:
+        assert [i.support.question_id for i in store.items()] == []
+
+
+def test_correct_writes_run_info_that_review_reads(tmp_path, data_dir):
+    pred = data_dir / "predictions" / "spider-dev" / "din-sql_gpt-4.sql"
+    out = tmp_path / "run"
+    r = CliRunner().invoke(cli, ["correct", "--dataset", "spider-dev", "--pred", str(pred), "--out", str(out),
+                                 "--limit", "3", "--stages", "static,guard", "--quiet"])
+    assert r.exit_code == 0, r.output
+    info = json.loads((out / "run.json").read_text())
+    assert info["dataset"] == "spider-dev" and info["pred"] == str(pred.resolve())
+    run = Run.load(out)
+    assert [it.qid for it in run.items] == ["0", "1", "2"] and run.items[0].task.question
+    with pytest.raises(DatasetError, match="not a correction run"):
+        Run.load(tmp_path)
