@@ -112,3 +112,19 @@ def test_correct_writes_run_info_that_review_reads(tmp_path, data_dir):
     assert [it.qid for it in run.items] == ["0", "1", "2"] and run.items[0].task.question
     with pytest.raises(DatasetError, match="not a correction run"):
         Run.load(tmp_path)
+
+
+def test_search_candidates_in_a_trace_are_shown_with_their_scores(car_run, tmp_path):
+    path = car_run / "corrections.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    for d in lines:  # a stage trace as the repair-search stage writes it: detail["top"], detail["original"]
+        if d["question_id"] == "112":
+            d["stages"][0]["detail"].update(original={"sql": d["original_sql"], "score": 0.12}, top=[
+                {"sql": "SELECT Accelerate FROM car_names JOIN cars_data ON car_names.MakeId = cars_data.Id "
+                        "WHERE Make = 'amc hornet sportabout (sw)'", "score": 0.93, "edits": ["column_swap"]},
+                {"sql": "SELECT Accelerate FROM cars_data", "score": 0.05, "edits": ["drop_filter"]}])
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    c = TestClient(create_app(Run.load(car_run), "ana", tmp_path / "store"))
+    page = c.get("/item/112").text
+    assert "candidates (2)" in page and "0.93" in page and "column_swap" in page and "original scored 0.12" in page
+    assert "candidates (" not in c.get("/item/105").text

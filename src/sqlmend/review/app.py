@@ -171,8 +171,12 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
             results["corrected"] = execute_preview(db, c.sql, preview_rows, timeout)
         if it.task is not None and it.task.gold:
             results["gold"] = execute_preview(db, it.task.gold, preview_rows, timeout)
-        candidates = [(s.stage, s.detail["candidates"]) for s in c.stages
-                      if isinstance(s.detail.get("candidates"), list) and s.detail["candidates"]]
+        candidates = []  # a search stage's ranked candidates: detail["top"] (or "candidates"), with scores
+        for s in c.stages:
+            listed = s.detail.get("top") or s.detail.get("candidates")
+            if isinstance(listed, list) and listed:
+                original = s.detail.get("original")
+                candidates.append((s.stage, listed, original.get("score") if isinstance(original, dict) else None))
         resp = page("item.html", item=it, c=c, task=it.task, before_html=before_html, after_html=after_html,
                     results=results, candidates=candidates, decision=latest.get(qid),
                     decision_label=_decision_of(it, latest), pos=pos, total=len(ids),
