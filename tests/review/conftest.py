@@ -29,8 +29,8 @@ def car_run_base(tmp_path_factory, data_dir) -> Path:
     ds = load_dataset("spider-dev")
     tasks = [t for t in ds.with_sql(load_predictions(pred, ds)) if t.db_id == "car_1"]
     out = tmp_path_factory.mktemp("runs") / "car_1"
-    correct_batch(tasks, PipelineConfig(stages=STAGES, workers=2, db_root=str(ds.db_root)),
-                  checkpoint=out / "corrections.jsonl", progress=False)
+    correct_batch(tasks, PipelineConfig(stages=STAGES, workers=2),
+                  checkpoint=out / "corrections.jsonl", progress=False, db_root=ds.db_root)
     write_run_info(out, "spider-dev", None, pred, STAGES)
     return out
 

@@ -21,8 +21,8 @@ def test_gold_review_of_the_history_split_equals_memory_build(tmp_path, data_dir
     split = Split(history=history, test=[], fraction=0.25, seed=0)
     run_dir = tmp_path / "run"
     tasks = [t for t in ds.with_sql(preds) if t.question_id in set(history)]
-    correct_batch(tasks, PipelineConfig(stages=["static", "guard"], workers=2, db_root=str(ds.db_root)),
-                  checkpoint=run_dir / "corrections.jsonl", progress=False)
+    correct_batch(tasks, PipelineConfig(stages=["static", "guard"], workers=2),
+                  checkpoint=run_dir / "corrections.jsonl", progress=False, db_root=ds.db_root)
     write_run_info(run_dir, "spider-dev", None, pred, ["static", "guard"])
     run = Run.load(run_dir)
     run.evaluate()

@@ -153,8 +153,8 @@ def bench_review(
         shutil.rmtree(out, ignore_errors=True)
         run_dir = out / "run"
         stage_list = [s.strip() for s in stages.split(",") if s.strip()]
-        correct_batch(tasks, PipelineConfig(stages=stage_list, workers=2, db_root=str(ds.db_root)),
-                      checkpoint=run_dir / "corrections.jsonl", progress=False)
+        correct_batch(tasks, PipelineConfig(stages=stage_list, workers=2),
+                      checkpoint=run_dir / "corrections.jsonl", progress=False, db_root=ds.db_root)
         write_run_info(run_dir, dataset, None, pred.resolve(), stage_list)
         run = Run.load(run_dir)
         run.evaluate(workers=workers)
