@@ -131,7 +131,8 @@ def test_html_report_plots_render(car_run, browser, screenshot, tmp_path):
     assert result.exit_code == 0, result.output
     assert "| static | 13 | 4 | 0 |" in result.output  # Markdown stays the terminal output
     text = out.read_text()
-    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "<script" not in text
+    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
+    assert "<script" not in text and "<link" not in text  # self-contained: nothing to fetch
     browser.get(out.as_uri())
     figures = browser.find_elements(By.CSS_SELECTOR, ".figure svg")
     assert len(figures) >= 6
@@ -141,3 +142,26 @@ def test_html_report_plots_render(car_run, browser, screenshot, tmp_path):
     assert len(bars) == 8 and all(b.size["height"] > 0 for b in bars)  # 4 levels x before/after, none empty here
     assert browser.find_elements(By.CSS_SELECTOR, "#fig-stage rect.bar")
     screenshot("report", full_height=True)
+
+
+def test_eval_html_report_of_a_paired_evaluation(car_run, browser, tmp_path, spider_dir):
+    from sqlmend.bench import Dataset, load_dataset, write_predictions, write_tasks
+    from sqlmend.review.run import Run
+
+    run = Run.load(car_run)
+    ds = load_dataset("spider-dev")
+    sub = Dataset("car_1", [ds.task(it.qid) for it in run.items], db_root=ds.db_root)
+    write_tasks(tmp_path / "tasks.jsonl", sub, "jsonl")
+    write_predictions(tmp_path / "before.jsonl", {it.qid: it.correction.original_sql for it in run.items}, sub, "jsonl")
+    write_predictions(tmp_path / "after.jsonl", {it.qid: it.correction.sql for it in run.items}, sub, "jsonl")
+    out = tmp_path / "eval.html"
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tmp_path / "tasks.jsonl"), "--db-root",
+                                      str(spider_dir / "database"), "--pred", str(tmp_path / "before.jsonl"),
+                                      "--against", str(tmp_path / "after.jsonl"), "--html", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    assert "| all | 92 |" in result.output  # the Markdown report is still printed
+    browser.get(out.as_uri())
+    assert "fixed 4" in browser.find_element(By.CSS_SELECTOR, ".kpis").text.replace("\n", " ")
+    figures = browser.find_elements(By.CSS_SELECTOR, ".figure svg")
+    assert len(figures) == 2 and all(f.size["width"] > 100 and f.size["height"] > 50 for f in figures)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#fig-difficulty rect.bar")) == 8

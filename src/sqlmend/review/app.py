@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from sqlmend.review import confirm
@@ -206,8 +207,9 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         f = form_filters(data)
         it = run.item(qid)
         text = data.get("sql", "")
-        result = execute_preview(run.db_path(it.db_id), text, preview_rows, timeout)
-        return item_page(qid, f, edit={"sql": text, "result": result}, status=200 if result["ok"] else 422)
+        result = await run_in_threadpool(execute_preview, run.db_path(it.db_id), text, preview_rows, timeout)
+        return await run_in_threadpool(item_page, qid, f, {"sql": text, "result": result},
+                                       200 if result["ok"] else 422)
 
     @app.post("/item/{qid}/decide")
     async def decide(qid: str, request: Request) -> Any:
@@ -220,9 +222,10 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         action = data.get("action", "")
         sql_text = data.get("sql") if action == "edit" else None
         if action == "edit":  # checked again: only SQL that runs read-only is saved
-            result = execute_preview(run.db_path(it.db_id), sql_text or "", preview_rows, timeout)
+            result = await run_in_threadpool(execute_preview, run.db_path(it.db_id), sql_text or "", preview_rows,
+                                             timeout)
             if not result["ok"]:
-                return item_page(qid, f, edit={"sql": sql_text or "", "result": result}, status=422)
+                return await run_in_threadpool(item_page, qid, f, {"sql": sql_text or "", "result": result}, 422)
         if action not in ("accept", "reject", "edit"):
             raise HTTPException(400, f"unknown action {action!r}")
         c = it.correction
@@ -240,7 +243,8 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     async def memory_build(request: Request) -> Any:
         await form(request)
         confirmed, skipped = confirm.confirmations(run, log.latest())
-        outcomes = confirm.build(run, confirmed, store_folder, judge, embedder, recovery, withdrawn=skipped)
+        outcomes = await run_in_threadpool(confirm.build, run, confirmed, store_folder, judge, embedder, recovery,
+                                           skipped)
         confirm.record(run.folder, outcomes, store_folder, reviewer)
         return RedirectResponse("/memory", status_code=303)
 
