@@ -38,6 +38,17 @@ def _press(browser, keys: str) -> None:
 
 def _wait_url(browser, fragment: str) -> None:
     WebDriverWait(browser, 10).until(EC.url_contains(fragment))
+    _wait_loaded(browser)
+
+
+def _wait_loaded(browser) -> None:
+    """Wait until the page the browser navigated to has run its script (keys go to the new page)."""
+    WebDriverWait(browser, 10).until(lambda b: b.execute_script("return document.readyState") == "complete")
+
+
+def _wait_left(browser, url: str) -> None:
+    WebDriverWait(browser, 10).until(lambda b: b.current_url != url)
+    _wait_loaded(browser)
 
 
 def _decisions(run_dir):
@@ -57,7 +68,7 @@ def test_accept_edit_reject_build_memory_and_rerun(served, browser, screenshot, 
     assert "row" in browser.find_element(By.CSS_SELECTOR, ".results .rowcount").text
     screenshot("review-item", full_height=True)
     _press(browser, "a")
-    WebDriverWait(browser, 10).until(lambda b: "/item/105" not in b.current_url)
+    _wait_left(browser, served.url + "/item/105")
 
     # edit #112: e opens the editor, Ctrl+Enter checks and executes, Enter saves
     browser.get(served.url + "/item/112")
@@ -68,6 +79,7 @@ def test_accept_edit_reject_build_memory_and_rerun(served, browser, screenshot, 
     box.send_keys(EDITED)
     box.send_keys(Keys.CONTROL, Keys.ENTER)
     WebDriverWait(browser, 10).until(EC.presence_of_element_located((By.ID, "save-button")))
+    _wait_loaded(browser)
     assert "1 row" in browser.find_element(By.CSS_SELECTOR, "#checked .rowcount").text
     screenshot("review-edit")
     assert browser.switch_to.active_element.get_attribute("id") == "save-button"
@@ -112,14 +124,14 @@ def test_fifty_items_decided_with_the_keyboard_alone(served, browser):
     for i in range(50):
         current = browser.current_url
         _press(browser, "a" if i % 2 == 0 else "r")
-        WebDriverWait(browser, 10).until(lambda b, c=current: b.current_url != c)
+        _wait_left(browser, current)
     decisions = _decisions(served.run.folder)
     assert len(decisions) == 50 and len({d["question_id"] for d in decisions}) == 50
     assert [d["action"] for d in decisions[:4]] == ["accept", "reject", "accept", "reject"]
     # j/k move without deciding
     before = browser.current_url
     _press(browser, "k")
-    WebDriverWait(browser, 10).until(lambda b: b.current_url != before)
+    _wait_left(browser, before)
     _press(browser, "j")
     WebDriverWait(browser, 10).until(lambda b: b.current_url == before)
     assert len(_decisions(served.run.folder)) == 50

@@ -82,6 +82,9 @@ def review(
     app = create_app(run, reviewer, folder, judge=cfg.resolve("judge") if cfg else None,
                      embedder=cfg.resolve("embedder") if cfg else None,
                      recovery=cfg.resolve("recovery") if cfg else None, timeout=timeout)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.secho(f"warning: serving on {host}: whoever reaches this address can record decisions as "
+                    f"{reviewer} and build memory", err=True, fg=typer.colors.YELLOW)
     typer.echo(f"reviewing {run_dir} ({len(run.items)} items) as {reviewer}: http://{host}:{port}/ "
                f"(memory store {folder})", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
