@@ -56,7 +56,7 @@ def eval_report(before: Any, after: Any = None, title: str | None = None) -> dic
                             "kind": "eval", "overall": _overall(before, after),
                             "difficulty": _by_difficulty(before, after),
                             "latency": [r.seconds for r in before.results if r.scored],
-                            "latency_label": "execution seconds of each prediction"}
+                            "latency_label": "execution time of each prediction, in ms"}
     if after is not None:
         p = compare(before, after)
         data["paired"] = {"fixed": len(p.all.fixed), "regressed": len(p.all.regressed),
@@ -122,7 +122,7 @@ def run_report(run: Any, before: Any = None, after: Any = None) -> dict[str, Any
     data["per_stage"] = {k: {"seconds": v["seconds"] / q, "calls": v["calls"] / q, "tokens_in": v["tokens_in"] / q,
                              "tokens_out": v["tokens_out"] / q, "ran": int(v["ran"])} for k, v in stages.items()}
     data["latency"] = [sum(s.seconds for s in it.correction.stages) for it in items]
-    data["latency_label"] = "correction seconds per query (all stages)"
+    data["latency_label"] = "correction time per query (all stages), in ms"
     data["per_query"] = {"seconds": sum(data["latency"]) / q,
                          "calls": sum(v["calls"] for v in stages.values()) / q,
                          "tokens": sum(v["tokens_in"] + v["tokens_out"] for v in stages.values()) / q}
@@ -197,8 +197,8 @@ def charts(data: dict[str, Any]) -> dict[str, Any]:
         out["latency"] = svg.histogram([1000.0 * v for v in data["latency"]], "ms", log=True)
     if data.get("per_stage"):
         names = list(data["per_stage"])
-        out["stage_seconds"] = svg.bars(names, {"s/query": [data["per_stage"][k]["seconds"] for k in names]},
-                                        "seconds per query")
+        out["stage_seconds"] = svg.bars(names, {"ms/query": [1000.0 * data["per_stage"][k]["seconds"] for k in names]},
+                                        "ms per query")
         out["stage_calls"] = svg.bars(names, {"calls/query": [data["per_stage"][k]["calls"] for k in names],
                                               "tokens/query ÷ 100": [(data["per_stage"][k]["tokens_in"] +
                                                                       data["per_stage"][k]["tokens_out"]) / 100

@@ -16,7 +16,13 @@ COLORS = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bb
 
 
 def _fmt(v: float) -> str:
-    return f"{v:.0f}" if float(v).is_integer() or abs(v) >= 100 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
+    """A short label: integers as such, then 1, 2 or 3 significant decimals by size."""
+    v = float(v)
+    if v.is_integer() or abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}" if abs(v) >= 1 else f"{v:.3g}"
 
 
 def _legend(names: list[str], x: float, y: float) -> list[str]:
