@@ -59,7 +59,7 @@ class Served:
 
         self.run = Run.load(run_dir)
         self.run.evaluate()
-        self.app = create_app(self.run, reviewer, store)
+        self.app = create_app(self.run, reviewer, store, allowed_hosts=["127.0.0.1", "localhost"])
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))

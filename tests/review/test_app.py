@@ -49,6 +49,8 @@ def test_state_changes_need_the_csrf_token_and_the_same_origin(client):
                headers={"origin": "http://evil.example"})
     assert r.status_code == 403
     assert c.post("/memory/build", data={}).status_code == 403
+    r = c.post("/item/105/decide", data={"action": "accept", "csrf": token}, headers={"origin": "null"})
+    assert r.status_code == 403
     assert not (run.folder / "reviews.jsonl").exists()
 
 
@@ -128,3 +130,10 @@ def test_search_candidates_in_a_trace_are_shown_with_their_scores(car_run, tmp_p
     page = c.get("/item/112").text
     assert "candidates (2)" in page and "0.93" in page and "column_swap" in page and "original scored 0.12" in page
     assert "candidates (" not in c.get("/item/105").text
+
+
+def test_only_the_served_host_names_are_answered(car_run, tmp_path):
+    app = create_app(Run.load(car_run), "ana", tmp_path / "store", allowed_hosts=["127.0.0.1", "localhost"])
+    assert TestClient(app, base_url="http://127.0.0.1:8765").get("/").status_code == 200
+    # a page of another site whose name now resolves to 127.0.0.1 (DNS rebinding) gets nothing
+    assert TestClient(app, base_url="http://evil.example:8765").get("/").status_code == 400

@@ -81,7 +81,8 @@ def review(
     folder = memory_folder(memory_store, memory_namespace)
     app = create_app(run, reviewer, folder, judge=cfg.resolve("judge") if cfg else None,
                      embedder=cfg.resolve("embedder") if cfg else None,
-                     recovery=cfg.resolve("recovery") if cfg else None, timeout=timeout)
+                     recovery=cfg.resolve("recovery") if cfg else None, timeout=timeout,
+                     allowed_hosts=sorted({host, "127.0.0.1", "localhost", "::1", "[::1]"}))
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.secho(f"warning: serving on {host}: whoever reaches this address can record decisions as "
                     f"{reviewer} and build memory", err=True, fg=typer.colors.YELLOW)

@@ -16,7 +16,8 @@ Pages (HTML, Jinja2 templates, plain JavaScript for the keyboard):
   MIRA's offline phase into the memory store, with what each produced.
 
 Every state change is a POST carrying the page's CSRF token (and, when the
-browser sends one, an ``Origin`` of this server). SQL from the page only runs
+browser sends one, an ``Origin`` of this server); only the ``Host`` names given
+are served (the CLI: the bound address and the loopback names). SQL from the page only runs
 through :func:`~sqlmend.review.run.execute_preview` (one read-only SELECT/WITH,
 time-limited, on a read-only connection).
 """
@@ -34,6 +35,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from sqlmend.review import confirm
@@ -96,7 +98,8 @@ def _facets(items: list[Item], latest: dict[str, Any]) -> dict[str, dict[str, in
 
 
 def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = None, embedder: Any = None,
-               recovery: Any = None, timeout: float = 5.0, preview_rows: int = 10) -> Any:
+               recovery: Any = None, timeout: float = 5.0, preview_rows: int = 10,
+               allowed_hosts: list[str] | None = None) -> Any:
     """Build the review app over one run.
 
     Args:
@@ -108,6 +111,8 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         recovery: chat backend of repair recovery (None: direct recovery only).
         timeout: seconds per executed query.
         preview_rows: result rows shown.
+        allowed_hosts: the ``Host`` names served (others get 400: a page of another site
+            whose name was rebound to 127.0.0.1 cannot read the token); None: any.
 
     Returns:
         A ``fastapi.FastAPI`` app; ``app.state.csrf`` is its CSRF token, ``app.state.store``
@@ -121,6 +126,8 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     app.state.csrf = token
     app.state.store = store_folder
     app.mount("/static", StaticFiles(packages=[("sqlmend.review", "static")]), name="static")
+    if allowed_hosts:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
 
     @app.middleware("http")
     async def _headers(request: Request, call_next: Any) -> Any:
@@ -136,7 +143,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
 
     async def form(request: Request) -> dict[str, str]:
         origin = request.headers.get("origin")
-        if origin and origin != "null" and urlparse(origin).netloc != request.headers.get("host"):
+        if origin and urlparse(origin).netloc != request.headers.get("host"):
             raise HTTPException(403, "cross-origin request refused")
         body = (await request.body()).decode("utf-8", "replace")
         data = {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
