@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from sqlmend.bench import load_dataset, load_predictions
-from sqlmend.pipeline import PipelineConfig, correct_batch
-from sqlmend.review.run import Run, write_run_info
+from sqlmend.bench.runs import run_file
+from sqlmend.pipeline import PipelineConfig
+from sqlmend.review.run import Run
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 #: The prediction file the runs correct (real GPT-4 zero-shot predictions of Spider dev).
@@ -27,11 +28,11 @@ def car_run_base(tmp_path_factory, data_dir) -> Path:
     """A real correction run: GPT-4 zero-shot's predictions of the 92 car_1 questions, static + guard."""
     pred = data_dir / "predictions" / "spider-dev" / PRED
     ds = load_dataset("spider-dev")
-    tasks = [t for t in ds.with_sql(load_predictions(pred, ds)) if t.db_id == "car_1"]
+    preds = load_predictions(pred, ds)
+    tasks = [t for t in ds.with_sql(preds) if t.db_id == "car_1"]
     out = tmp_path_factory.mktemp("runs") / "car_1"
-    correct_batch(tasks, PipelineConfig(stages=STAGES, workers=2),
-                  checkpoint=out / "corrections.jsonl", progress=False, db_root=ds.db_root)
-    write_run_info(out, "spider-dev", None, pred, STAGES)
+    run_file(ds, preds, tasks, PipelineConfig(stages=STAGES, workers=2), out, "spider", progress=False,
+             manifest={"dataset": "spider-dev", "pred": str(pred)})
     return out
 
 

@@ -112,6 +112,7 @@ def test_correct_writes_run_info_that_review_reads(tmp_path, data_dir):
     assert info["dataset"] == "spider-dev" and info["pred"] == str(pred.resolve())
     run = Run.load(out)
     assert [it.qid for it in run.items] == ["0", "1", "2"] and run.items[0].task.question
+    assert run.stages == ["static", "guard"]
     with pytest.raises(DatasetError, match="not a correction run"):
         Run.load(tmp_path)
 

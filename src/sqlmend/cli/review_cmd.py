@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import typer
 
+from sqlmend.cli.output import QUIET
 from sqlmend.errors import SqlmendError
 
 _STORE_HELP = ("repair memory folder the build writes to, as `sqlmend correct --memory-store` reads it "
@@ -23,13 +24,10 @@ _NS_HELP = "repair memory namespace under the cache folder (default 'default'; e
 
 
 def memory_folder(store: Path | None, namespace: str | None) -> Path:
-    """The memory folder that ``sqlmend correct`` with the same flags would read."""
-    import os
+    """The memory folder that ``sqlmend correct`` with the same flags reads (the memory stage decides)."""
+    from sqlmend.memory.stage import MemoryStage
 
-    from sqlmend.memory.store import store_root
-
-    return store_root(namespace or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default",
-                      store or os.environ.get("SQLMEND_MEMORY_STORE") or None)
+    return Path(MemoryStage(MemoryStage.Settings(store=str(store) if store else None, namespace=namespace)).folder)
 
 
 def _open(run_dir: Path, dataset: str | None, data_root: str | None) -> Any:
@@ -118,67 +116,35 @@ def report(
 def bench_review(
     pred: Path = typer.Option(..., exists=True, help="a prediction file of the dataset"),
     dataset: str = typer.Option("spider-dev", help="dataset name"),
-    out: Path = typer.Option(Path("runs/bench-review"), help="work folder (run, two stores, result.json)"),
+    out: Path = typer.Option(Path("runs/bench-review"), help="work folder, emptied (run, two stores, result.json)"),
     fraction: float = typer.Option(0.25, help="history share per database (MIRA §4.1)"),
     seed: int = typer.Option(0, help="split seed"),
     stages: str = typer.Option("static,guard", help="stages of the correction run that is reviewed"),
     workers: int = typer.Option(2, help="evaluation worker processes"),
     accept_matching: bool = typer.Option(False, help="accept a correction whose result matches the gold's "
                                                      "instead of editing it to the gold"),
+    databases: Optional[str] = typer.Option(None, help="comma-separated database ids: only their history"),
+    quiet: bool = QUIET,
 ) -> None:
     """Scripted review with the gold as the reviewer, on MIRA's history split; compare with `memory build`.
 
-    Corrects the history part of the split (RUN = OUT/run), lets the gold decide every item (edit with the gold
+    Corrects the history part of the split (OUT/run), lets the gold decide every item (edit with the gold
     where the original is wrong - or, with --accept-matching, accept a correction whose result already
-    matches - and reject a change of a correct original) into RUN/reviews.jsonl, builds memory from those
-    decisions exactly as the review page's "Build memory" does (OUT/store-review), builds memory from
-    the same split as `sqlmend memory build` does (OUT/store-build), and compares the two item sets.
+    matches - and reject a change of a correct original) into OUT/run/reviews.jsonl, builds memory from
+    those decisions exactly as the review page's "Build memory" does (OUT/store-review), builds memory
+    from the same split as `sqlmend memory build` does (OUT/store-build), and compares the item sets.
 
     Example: sqlmend bench review --pred din-sql_gpt-4.sql --out runs/bench-review
     """
-    import shutil
+    from sqlmend.bench.review import bench_review as run_bench
 
-    from sqlmend.bench.datasets import load_dataset
-    from sqlmend.bench.predictions import load_predictions
-    from sqlmend.cli.memory_cmd import _history, build_all
-    from sqlmend.memory.split import split_tasks
-    from sqlmend.pipeline import PipelineConfig, correct_batch
-    from sqlmend.review import confirm
-    from sqlmend.review.decisions import ReviewLog
-    from sqlmend.review.run import Run, write_run_info
-    from sqlmend.review.scripted import gold_decisions, store_items
-
+    dbs = [d.strip() for d in databases.split(",") if d.strip()] if databases else None
     try:
-        ds = load_dataset(dataset)
-        preds = load_predictions(pred, ds)
-        split = split_tasks(ds.tasks, fraction=fraction, seed=seed)
-        history = set(split.history)
-        tasks = [t for t in ds.with_sql(preds) if t.question_id in history and ds.db_path(t.db_id)]
-        shutil.rmtree(out, ignore_errors=True)
-        run_dir = out / "run"
-        stage_list = [s.strip() for s in stages.split(",") if s.strip()]
-        correct_batch(tasks, PipelineConfig(stages=stage_list, workers=2),
-                      checkpoint=run_dir / "corrections.jsonl", progress=False, db_root=ds.db_root)
-        write_run_info(run_dir, dataset, None, pred.resolve(), stage_list)
-        run = Run.load(run_dir)
-        run.evaluate(workers=workers)
-        log = ReviewLog(run_dir)
-        counts = gold_decisions(run, log, accept_matching=accept_matching)
-        confirmed, _ = confirm.confirmations(run, log.latest())
-        outcomes = confirm.build(run, confirmed, out / "store-review")
-        confirm.record(run_dir, outcomes, out / "store-review", "gold")
-        built = build_all(ds, _history(ds, preds, split, workers), out / "store-build", fresh=True)
+        result = run_bench(pred, dataset, out, fraction, seed, [s.strip() for s in stages.split(",") if s.strip()],
+                           workers, accept_matching, dbs, progress=not quiet)
     except SqlmendError as e:
         typer.secho(f"error: {e}", err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from None
-    by_review, by_build = store_items(out / "store-review"), store_items(out / "store-build")
-    same = set(by_review) == set(by_build) and all(by_review[k] == by_build[k] for k in by_review)
-    result = {"pred": pred.name, "history_tasks": len(tasks), "decisions": counts,
-              "confirmed": len(confirmed), "memory_build_corrections": built.corrections,
-              "items_review": len(by_review), "items_memory_build": len(by_build), "identical": same,
-              "only_review": sorted(set(by_review) - set(by_build)),
-              "only_memory_build": sorted(set(by_build) - set(by_review)),
-              "items": by_review}
     (out / "result.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     typer.echo(json.dumps({k: v for k, v in result.items() if k != "items"}, indent=1))
 

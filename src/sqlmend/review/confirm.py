@@ -19,8 +19,7 @@ from typing import Any
 
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
-from sqlmend.memory.build import Correction as HistoricalCorrection
-from sqlmend.memory.build import build_memory
+from sqlmend.memory.build import ConfirmedCorrection, build_memory
 from sqlmend.memory.store import MemoryStore
 from sqlmend.review.decisions import Decision
 
@@ -127,7 +126,7 @@ def build(run: Any, confirmed: list[Confirmation], folder: str | Path, judge: An
 def _build_one(db: Any, store: MemoryStore, c: Confirmation, judge: Any, embedder: Any,
                recovery: Any) -> Outcome:
     store.forget(c.question_id)
-    case = HistoricalCorrection(c.question_id, c.question, c.wrong_sql, c.corrected_sql)
+    case = ConfirmedCorrection(c.question_id, c.question, c.wrong_sql, c.corrected_sql)
     out = Outcome(c.question_id, c.db_id, c.action)
     build_memory(db, c.db_id, [case], store, judge, embedder, recovery_backend=recovery)
     out.items = [{"id": i.id, "kind": i.kind, "error_type": i.error_type, "violation": i.check.violation,

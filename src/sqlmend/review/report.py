@@ -78,7 +78,7 @@ def run_report(run: Any, before: Any = None, after: Any = None) -> dict[str, Any
     """
     items = run.items
     data: dict[str, Any] = {"title": f"correction run {run.folder.name}", "kind": "run",
-                            "info": run.info, "n_items": len(items),
+                            "info": run.info, "stages": run.stages, "n_items": len(items),
                             "changed": sum(it.changed for it in items),
                             "flagged": sum(it.flagged for it in items),
                             "item_errors": sum(bool(it.correction.error) for it in items)}

@@ -2,9 +2,10 @@
 
 ``sqlmend correct --dataset D --pred F --out RUN`` writes ``RUN/corrections.jsonl``
 (one :class:`~sqlmend.types.Correction` per line, with its stage traces),
-``summary.json``, ``corrected.<ext>`` and ``run.json`` (the dataset, data root and
-prediction file, so that the review finds questions, gold SQL and databases).
-A run written before ``run.json`` existed is opened with an explicit dataset.
+``summary.json``, ``corrected.<ext>`` and ``run.json`` (:mod:`sqlmend.bench.runs`: the
+dataset, data and database roots, prediction file and configuration), from which the
+review finds questions, gold SQL and databases. A run folder without ``run.json`` is
+opened with an explicit dataset.
 """
 
 from __future__ import annotations
@@ -19,32 +20,8 @@ from sqlmend.errors import DatasetError, SqlmendError
 from sqlmend.pipeline import read_checkpoint
 from sqlmend.types import Correction, Task
 
-#: The run's metadata file, written by ``sqlmend correct``.
-RUN_INFO = "run.json"
 #: Verdict classes of an item when the gold is known (before -> after).
 VERDICT_CLASSES = ("fixed", "regressed", "still_correct", "still_wrong")
-
-
-def write_run_info(folder: str | Path, dataset: str, data_root: str | None = None,
-                   pred: str | Path | None = None, stages: list[str] | None = None) -> Path:
-    """Record what a run corrected (read back by :meth:`Run.load`).
-
-    Args:
-        folder: the run folder.
-        dataset: the dataset name or task file.
-        data_root: the data root given to ``correct`` (None: found automatically).
-        pred: the prediction file.
-        stages: the stages run.
-
-    Returns:
-        The path written.
-    """
-    path = Path(folder) / RUN_INFO
-    path.parent.mkdir(parents=True, exist_ok=True)
-    info = {"dataset": dataset, "data_root": data_root, "pred": str(pred) if pred else None,
-            "stages": stages}
-    path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
-    return path
 
 
 def accepted_stage(c: Correction) -> str | None:
@@ -116,6 +93,7 @@ class Run:
             DatasetError: no ``corrections.jsonl``, or the dataset is named nowhere.
         """
         from sqlmend.bench.datasets import load_dataset
+        from sqlmend.bench.runs import RUN_FILE
 
         folder = Path(folder)
         path = folder / "corrections.jsonl"
@@ -123,12 +101,13 @@ class Run:
             raise DatasetError(f"{folder} is not a correction run: no corrections.jsonl "
                                "(write one with `sqlmend correct --dataset D --pred F --out DIR`)")
         info: dict[str, Any] = {}
-        if (folder / RUN_INFO).is_file():
-            info = json.loads((folder / RUN_INFO).read_text(encoding="utf-8"))
+        if (folder / RUN_FILE).is_file():
+            info = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
         name = dataset or info.get("dataset")
         if not name:
-            raise DatasetError(f"{folder} has no {RUN_INFO}: name its dataset (--dataset spider-dev)")
-        ds = load_dataset(name, data_root=data_root or info.get("data_root"))
+            raise DatasetError(f"{folder} has no {RUN_FILE}: name its dataset (--dataset spider-dev)")
+        ds = load_dataset(name, data_root=data_root or info.get("data_root"),
+                          db_root=None if dataset else info.get("db_root"))
         order = {q: i for i, q in enumerate(ds.ids)}
         # the checkpoint is in completion order; review in dataset order
         corrections = sorted(read_checkpoint(path).values(), key=lambda c: order.get(c.question_id, len(order)))
@@ -151,6 +130,11 @@ class Run:
     def db_path(self, db_id: str) -> Path | None:
         """The database file of ``db_id``, or None."""
         return self.dataset.db_path(db_id) if self.dataset is not None else None
+
+    @property
+    def stages(self) -> list[str] | None:
+        """The stages the run was configured with (None: the default set, or not recorded)."""
+        return (self.info.get("config") or {}).get("stages")
 
     @property
     def has_gold(self) -> bool:
