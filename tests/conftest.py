@@ -1,10 +1,11 @@
-"""Shared fixtures: the real Spider data in ../shared/data."""
+"""Shared fixtures: the real Spider data in ../shared/data, a throw-away PostgreSQL server."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from pg_server import PgServer, find_bin
 
 from sqlmend.paths import data_root
 
@@ -29,3 +30,13 @@ def spider_db(spider_dir: Path):
         return p
 
     return path
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server started for this test session (skipped when no server binaries exist)."""
+    if find_bin() is None:
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed: run scripts/setup.sh")
+    server = PgServer.start()
+    yield server
+    server.stop()

@@ -39,6 +39,7 @@ from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionSta
 from sqlmend.refine.stage import RefineStage
 from sqlmend.rules.stage import StaticStage
 from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
+from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task
 
 #: The stages that detect or rewrite, by name, in pipeline order (``refine`` is
@@ -264,13 +265,20 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
     context's tree and result are then computed anew). Findings of a stage whose
     rewrite was accepted are recorded in the trace but not passed on (they are
     fixed); the others reach the later stages through ``ctx.findings``.
+    After a ``refused`` finding (not one read-only query) the later stages are
+    skipped: a refusal is reported, never rewritten.
 
     Args:
         ctx: the context; ``ctx.traces`` receives one trace per stage.
         stages: stage objects (``"guard"`` stands for the final guard).
         original: the input SQL, for the final guard.
     """
+    refused = False
     for stage in stages:
+        if refused and stage != "guard":  # a refusal is reported, never rewritten
+            ctx.traces.append(StageTrace(stage=getattr(stage, "name", "?"), status="skipped",
+                                         note="refused: not one read-only query"))
+            continue
         if stage == "guard":
             start = time.perf_counter()
             trace = _final_guard(ctx, original)
@@ -286,6 +294,7 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
             trace.note = (trace.note + "; " if trace.note else "") + "candidate without guard verdict ignored"
         if not _resolved(trace):
             ctx.findings.extend(trace.findings)
+        refused = refused or any(f.error_type == REFUSED for f in trace.findings)
 
 
 class Pipeline:

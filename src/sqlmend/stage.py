@@ -38,7 +38,7 @@ from typing import Any, Callable, ClassVar, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sqlmend import guard, sql
-from sqlmend.errors import ConfigError, DatabaseError, QueryTimeout, SqlError
+from sqlmend.errors import ConfigError, DatabaseError, QueryTimeout, ReadOnlyViolation, SqlError
 from sqlmend.types import Backend, Database, ExecResult, Finding, GuardVerdict, StageTrace, Task
 
 
@@ -123,10 +123,19 @@ class StageBase:
         raise NotImplementedError
 
 
+#: How a text refused by the read-only layer (not one read-only query) reads as an execution error.
+REFUSED_PREFIX = "refused: "
+
+
 def exec_error_text(exc: DatabaseError) -> str:
-    """How an execution failure reads in findings and prompts (one wording for every stage)."""
+    """How an execution failure reads in findings and prompts (one wording for every stage).
+
+    A refusal of the read-only layer starts with :data:`REFUSED_PREFIX` (rule EX03 reports it).
+    """
     if isinstance(exc, QueryTimeout):
         return f"timeout: {exc}"
+    if isinstance(exc, ReadOnlyViolation):
+        return f"{REFUSED_PREFIX}{exc or 'not one read-only query'}"
     return getattr(exc, "engine_message", None) or str(exc)
 
 

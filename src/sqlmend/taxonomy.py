@@ -25,6 +25,9 @@ from sqlmend.errors import ConfigError
 N_SLOTS = 32
 NO_ERROR = "no_error"
 NO_ERROR_TOKEN = "[ERR_NONE]"
+#: Not an error of the upstream system's SQL but a refusal: the text is not one read-only query
+#: (a write, PRAGMA, ATTACH, several statements, a forbidden function). No error token, no slot.
+REFUSED = "refused"
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,11 @@ _TYPES: tuple[ErrorType, ...] = (
 
 _NO_ERROR = ErrorType(NO_ERROR, 0, "none", "The SQL answers the question correctly.", "none")
 
+_REFUSED = ErrorType(REFUSED, 0, "refused",
+                     "The text is not one read-only query (a write, PRAGMA, ATTACH, several "
+                     "statements, a forbidden function): it is refused, not corrected.",
+                     "others")
+
 #: The NL2SQL-Bugs categories (Liu et al., KDD 2025) that ErrorLLM's taxonomy maps to.
 #: Two of them (operator, subquery) have no ErrorLLM type yet (paper §4.4).
 NL2SQL_BUGS_CATEGORIES = (
@@ -90,7 +98,7 @@ NL2SQL_BUGS_CATEGORIES = (
     "function", "clause", "subquery", "others",
 )
 
-_BY_ID = {t.id: t for t in (*_TYPES, _NO_ERROR)}
+_BY_ID = {t.id: t for t in (*_TYPES, _NO_ERROR, _REFUSED)}
 _BY_SLOT = {t.slot: t for t in _TYPES}
 _BY_TOKEN = {t.token: t for t in (*_TYPES, _NO_ERROR)}
 
@@ -114,7 +122,13 @@ def ids() -> list[str]:
 
 
 def get(type_id: str) -> ErrorType:
-    """Return the error type with this id. Raises :class:`ConfigError` if unknown."""
+    """Return the error type with this id (also ``no_error`` and ``refused``).
+
+    Raises :class:`ConfigError` if unknown.
+
+    >>> get("refused").family
+    'refused'
+    """
     try:
         return _BY_ID[type_id]
     except KeyError:

@@ -12,17 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: pg_server
 
 from copy_db import load_duckdb, load_postgres  # noqa: E402
-from pg_server import READER, PgServer, find_bin  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    """A PostgreSQL server started for this test session (skipped when no server binaries exist)."""
-    if find_bin() is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed: run scripts/setup.sh")
-    server = PgServer.start()
-    yield server
-    server.stop()
+from pg_server import READER  # noqa: E402
 
 
 @pytest.fixture(scope="session")

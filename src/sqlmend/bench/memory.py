@@ -20,7 +20,7 @@ from sqlmend.bench.split import Split, load_split, save_split, split_tasks
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_memory
-from sqlmend.memory.store import MemoryStore, store_root
+from sqlmend.memory.store import is_url, open_store, store_root
 
 ABLATIONS = {"full": {}, "no-decompose": {"decompose": False}, "no-verify": {"verify": False},
              "no-local": {"local": False}}
@@ -61,35 +61,38 @@ def history_cases(dataset: Any, preds: dict[str, str], split: Split, workers: in
     return cases
 
 
-def build_all(dataset: Any, cases: dict[str, list[ConfirmedCorrection]], folder: Path, cfg: Any = None,
+def build_all(dataset: Any, cases: dict[str, list[ConfirmedCorrection]], folder: Path | str, cfg: Any = None,
               decompose: bool = True, fresh: bool = False, progress: bool = True,
-              on_error: Callable[[str, SqlmendError], None] | None = None) -> BuildReport:
+              on_error: Callable[[str, SqlmendError], None] | None = None,
+              namespace: str = "default") -> BuildReport:
     """Rebuild the memory of every database of ``cases`` in ``folder``.
 
     Args:
         dataset: the dataset (its database paths).
         cases: the historical corrections per database.
-        folder: the store folder.
+        folder: the store folder, or a ``postgresql://`` URL (then ``namespace`` names the memory).
         cfg: an llm config (judge, recovery, embedder); None: mechanical items only.
         decompose: False: the "w/o repair-unit decomposition" ablation.
         fresh: True empties the whole folder first; False clears only the stores
             of the databases in ``cases`` (other databases' memories stay).
         progress: show a progress bar.
         on_error: told of a database whose build failed (the others go on).
+        namespace: the memory inside a PostgreSQL store.
 
     Returns:
         The summed build report.
     """
-    if fresh:
-        shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True, exist_ok=True)
+    if not is_url(folder):
+        if fresh:
+            shutil.rmtree(folder, ignore_errors=True)
+        Path(folder).mkdir(parents=True, exist_ok=True)
     total = BuildReport()
     judge = cfg.resolve("judge") if cfg else None
     recovery = cfg.resolve("recovery") if cfg else None
     embedder = cfg.resolve("embedder") if cfg else None
     for db_id in tqdm(sorted(cases), desc="memory build", unit="db", disable=not progress):
         try:
-            with connect(dataset.db_path(db_id)) as db, MemoryStore(folder, db_id) as store:
+            with connect(dataset.db_path(db_id)) as db, open_store(folder, db_id, namespace=namespace) as store:
                 store.clear()
                 total.add(build_memory(db, db_id, cases[db_id], store, judge, embedder, decompose,
                                        recovery_backend=recovery))

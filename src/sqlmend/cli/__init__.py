@@ -41,6 +41,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.db_cmd",
     "sqlmend.cli.sql_cmd",
     "sqlmend.cli.correct_cmd",
+    "sqlmend.cli.serve_cmd",
     "sqlmend.cli.memory_cmd",
     "sqlmend.cli.eval_cmd",
     "sqlmend.cli.rules_cmd",

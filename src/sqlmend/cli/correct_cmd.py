@@ -1,4 +1,4 @@
-"""``sqlmend correct``, ``sqlmend merge``, ``sqlmend serve`` and ``sqlmend bench correct``.
+"""``sqlmend correct``, ``sqlmend merge`` and ``sqlmend bench correct`` (``serve``: serve_cmd.py).
 
 Option parsing and printing only: the runs are :mod:`sqlmend.bench.runs`
 (a prediction file, its shards and their merge) and :mod:`sqlmend.bench.correct`
@@ -253,38 +253,11 @@ def bench_correct(
     typer.echo(markdown(rows))
 
 
-def serve(
-    host: str = typer.Option("127.0.0.1", help="address to bind"),
-    port: int = typer.Option(8080, help="port"),
-    db_root: str = typer.Option(None, help="folder of <db_id>/<db_id>.sqlite (default: Spider's)"),
-    stages: str = _STAGES,
-    strategy: str = typer.Option("errorllm", help=_STRATEGY_HELP),
-    model: list[str] = _MODEL,
-    allow_paths: bool = typer.Option(False, help="accept database paths/URLs in requests"),
-    timeout: float = _TIMEOUT,
-) -> None:
-    """Serve POST /correct and POST /check (JSON) over HTTP.
-
-    Example: curl -s localhost:8080/correct -H 'content-type: application/json'
-    -d '{"db_id": "concert_singer", "question": "...", "sql": "SELECT ..."}'
-    """
-    import uvicorn
-
-    from sqlmend.service import create_app
-
-    from sqlmend.paths import data_root
-
-    config = _config(strategy, stages, model, 1, 1, timeout)
-    root = db_root or str(data_root() / "spider" / "database")
-    uvicorn.run(create_app(config, allow_paths=allow_paths, db_root=root), host=host, port=port,
-                log_level="info")
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``correct``, ``merge`` and ``serve`` to the app, and ``correct`` to ``sqlmend bench``."""
+    """Add ``correct`` and ``merge`` to the app, and ``correct`` to ``sqlmend bench``
+    (``serve``: :mod:`sqlmend.cli.serve_cmd`)."""
     from sqlmend.cli import bench_app
 
     app.command("correct")(correct)
     app.command("merge")(merge)
-    app.command("serve")(serve)
     bench_app.command("correct")(bench_correct)

@@ -24,7 +24,7 @@ from sqlmend.cli.output import QUIET, print_table
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_memory
-from sqlmend.memory.store import MemoryStore, store_root
+from sqlmend.memory.store import is_url, open_store, shown, store_root
 
 memory_app = typer.Typer(help="MIRA's repair memory: build it from confirmed corrections, inspect it.",
                          no_args_is_help=True)
@@ -34,8 +34,17 @@ def _build_error(db_id: str, error: SqlmendError) -> None:
     console.print(f"[red]{escape(f'{db_id}: {error}')}[/red]")
 
 
-def _print_build(report: BuildReport, folder: Path) -> None:
-    console.print(f"{report.corrections} corrections -> {report.items} items in {folder}")
+_STORE_HELP = ("store folder, or postgresql://... of a store shared by replicas (wins over --namespace, "
+               "which then names the memory inside it)")
+
+
+def _location(namespace: str, store: str | None) -> Path | str:
+    """Where ``--namespace``/``--store`` put the memory: a folder, or a PostgreSQL URL as given."""
+    return store if is_url(store) else store_root(namespace, store)
+
+
+def _print_build(report: BuildReport, folder: Path | str) -> None:
+    console.print(f"{report.corrections} corrections -> {report.items} items in {shown(folder)}")
     console.print(f"  items by kind: {dict(report.by_kind)}; recovery: {dict(report.recovered)}")
     console.print(f"  rejected by stage: {dict(report.rejected)}; offline model calls: "
                   f"{report.usage.chat} chat + {report.usage.embed} embed, tokens "
@@ -51,7 +60,7 @@ def build_cmd(
     seed: int = typer.Option(0, help="split seed"),
     namespace: str = typer.Option("default", help="store namespace ('default' is the one `sqlmend correct "
                                                    "--stages memory` reads; $SQLMEND_MEMORY_NAMESPACE changes that)"),
-    store: Optional[Path] = typer.Option(None, help="store folder (wins over --namespace)"),
+    store: Optional[str] = typer.Option(None, help=_STORE_HELP),
     model: Optional[str] = typer.Option(None, help="'local' for the embedded models, or an llm config file"),
     no_decompose: bool = typer.Option(False, help="ablation: one item per correction"),
     workers: int = typer.Option(2, help="evaluation worker processes"),
@@ -64,9 +73,9 @@ def build_cmd(
     ds = load_dataset(dataset)
     preds = load_predictions(pred, ds)
     sp = split_for(ds, split, fraction, seed)
-    folder = store_root(namespace, store)
+    folder = _location(namespace, store)
     report = build_all(ds, history_cases(ds, preds, sp, workers, not quiet), folder, llm_config(model),
-                       not no_decompose, progress=not quiet, on_error=_build_error)
+                       not no_decompose, progress=not quiet, on_error=_build_error, namespace=namespace)
     _print_build(report, folder)
 
 
@@ -79,14 +88,14 @@ def add_cmd(
     corrected: str = typer.Option(..., help="the confirmed corrected SQL"),
     question_id: str = typer.Option("manual", help="an id for this correction"),
     namespace: str = typer.Option("default", help="store namespace"),
-    store: Optional[Path] = typer.Option(None, help="store folder (wins over --namespace)"),
+    store: Optional[str] = typer.Option(None, help=_STORE_HELP),
     model: Optional[str] = typer.Option(None, help="'local' or an llm config file for judge/recovery"),
 ) -> None:
     """Add one confirmed correction to a database's memory (§3.2)."""
     cfg = llm_config(model)
     db_id = db_id or db.stem
-    folder = store_root(namespace, store)
-    with connect(db) as conn, MemoryStore(folder, db_id) as st:
+    folder = _location(namespace, store)
+    with connect(db) as conn, open_store(folder, db_id, namespace=namespace) as st:
         report = build_memory(conn, db_id, [ConfirmedCorrection(question_id, question, wrong, corrected)], st,
                               cfg.resolve("judge") if cfg else None, cfg.resolve("embedder") if cfg else None,
                               recovery_backend=cfg.resolve("recovery") if cfg else None)
@@ -100,13 +109,13 @@ def add_cmd(
 def show_cmd(
     db_id: str = typer.Argument(..., help="the database id"),
     namespace: str = typer.Option("default", help="store namespace"),
-    store: Optional[Path] = typer.Option(None, help="store folder (wins over --namespace)"),
+    store: Optional[str] = typer.Option(None, help=_STORE_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the items as JSON"),
 ) -> None:
     """Show a database's memory items (contract, signature, local check, support) and rejections."""
-    folder = store_root(namespace, store)
+    folder = _location(namespace, store)
     try:
-        with MemoryStore(folder, db_id, create=False) as st:
+        with open_store(folder, db_id, create=False, namespace=namespace) as st:
             items, rejections = st.items(), st.rejections()
     except SqlmendError as e:
         console.print(f"[red]{e}[/red] (build one with `sqlmend memory build` or `sqlmend memory add`)")
@@ -117,7 +126,7 @@ def show_cmd(
     print_table(("id", "kind", "error type", "required behaviour", "local check", "keys", "source"),
                 [(i.id, i.kind, i.error_type, i.contract.required_behavior, i.check.violation,
                   " ".join(i.keys[:4]), i.support.question_id) for i in items],
-                title=f"{db_id}: {len(items)} items ({folder})")
+                title=f"{db_id}: {len(items)} items ({shown(folder)})")
     if rejections:
         typer.echo(f"{len(rejections)} corrections or groups gave no item, e.g.:")
         for qid, stage, reason in rejections[:10]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sqlmend.db.base import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Database, quote_ident
 from sqlmend.db.values import MODES, ValueIndex, ValueMatch
-from sqlmend.errors import DatabaseNotFoundError
+from sqlmend.errors import ConfigError, DatabaseNotFoundError
 
 _DUCKDB_SUFFIXES = (".duckdb", ".ddb")
 
@@ -68,6 +68,34 @@ BENCHMARK_EXTENSIONS = (".sqlite", ".db", ".sqlite3")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
 
 
+def is_plain_id(db_id: object) -> bool:
+    """True for a plain database name: letters, digits, ``_``, ``.``, ``-`` (not first), no ``..``.
+
+    >>> is_plain_id("concert_singer"), is_plain_id("../etc"), is_plain_id("a/b")
+    (True, False, False)
+    """
+    return isinstance(db_id, str) and bool(_PLAIN_ID.fullmatch(db_id)) and ".." not in db_id
+
+
+def check_db_id(db_id: str) -> str:
+    """Refuse a database id that is not a plain name (it is joined into a path under a root).
+
+    Args:
+        db_id: the id a task or a client gave.
+
+    Returns:
+        The id, unchanged.
+
+    Raises:
+        ConfigError: not a plain name (:func:`is_plain_id`); the message names the id
+            (shortened), never a path.
+    """
+    if not is_plain_id(db_id):
+        raise ConfigError(f"invalid database id {repr(db_id)[:60]}: a database id is a plain name "
+                          "(letters, digits, '_', '.', '-'; no '..'; at most 128)")
+    return db_id
+
+
 def benchmark_db(root: str | os.PathLike, db_id: str) -> Path:
     """Return the SQLite file of one database of a benchmark laid out as ``<root>/<db_id>/<db_id>.sqlite``.
 
@@ -86,7 +114,7 @@ def benchmark_db(root: str | os.PathLike, db_id: str) -> Path:
         DatabaseNotFoundError: ``db_id`` is not a plain name, or the file does not exist
             (the message names the id, not the server's folder).
     """
-    if not isinstance(db_id, str) or not _PLAIN_ID.fullmatch(db_id) or ".." in db_id:
+    if not is_plain_id(db_id):
         raise DatabaseNotFoundError(f"invalid database id {db_id!r}: a plain name is expected")
     folder = Path(root).expanduser() / db_id
     for ext in BENCHMARK_EXTENSIONS:
@@ -97,4 +125,4 @@ def benchmark_db(root: str | os.PathLike, db_id: str) -> Path:
 
 
 __all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT", "MODES", "Database", "ValueIndex", "ValueMatch",
-           "BENCHMARK_EXTENSIONS", "benchmark_db", "connect", "quote_ident"]
+           "BENCHMARK_EXTENSIONS", "benchmark_db", "check_db_id", "connect", "is_plain_id", "quote_ident"]

@@ -9,8 +9,10 @@ value index and profiles are built on them here, once for all engines.
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +27,59 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 30.0
 #: Default cap on returned rows.
 DEFAULT_MAX_ROWS = 10_000
+
+
+class _Loaded:
+    """Schemas and value indexes already read in this process, by the database's cache key.
+
+    A service opens one connection per request; without this each request would
+    read the schema again and load the value index from its cache file again
+    (30 ms for world_1). A key names the file's path, mtime and size, so a
+    changed file is read afresh. Least recently used entries go past ``size``.
+    """
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, key: str | None) -> Any:
+        if key is None:
+            return None
+        with self._lock:
+            value = self._items.get((kind, key))
+            if value is not None:
+                self._items.move_to_end((kind, key))
+            return value
+
+    def put(self, kind: str, key: str | None, value: Any) -> None:
+        if key is None:
+            return
+        with self._lock:
+            self._items[(kind, key)] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+LOADED = _Loaded()
+
+
+def _disk_stamp(db: Database) -> str | None:
+    """The value index's cache file with its mtime and size (None: no file yet, or no key).
+
+    The file stays the source of truth: a rebuilt or damaged file changes the stamp.
+    """
+    from sqlmend.db.values import cache_file
+
+    key = db.cache_key()
+    if key is None:
+        return None
+    path = cache_file(key)
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return f"{path}:{st.st_mtime_ns}:{st.st_size}"
 
 
 def quote_ident(name: str) -> str:
@@ -144,22 +199,28 @@ class Database(ABC):
         return self._run(sql, timeout, max_rows)[1]
 
     def schema(self) -> Schema:
-        """Return the schema: tables, columns, declared types, keys and row counts (computed once).
+        """Return the schema: tables, columns, declared types, keys and row counts (computed once
+        per file version in this process; shared by its connections, so treat it as read-only).
 
         Returns:
             A :class:`sqlmend.types.Schema` in this database's dialect.
         """
         if self._schema is None:
-            schema = self._introspect()
-            schema.dialect = self.dialect
-            for table in schema.tables:
-                rows = self._query(f"SELECT COUNT(*) FROM {quote_ident(table.name)}")
-                table.row_count = int(rows[0][0])
+            key = self.cache_key()
+            schema = LOADED.get("schema", key)
+            if schema is None:
+                schema = self._introspect()
+                schema.dialect = self.dialect
+                for table in schema.tables:
+                    rows = self._query(f"SELECT COUNT(*) FROM {quote_ident(table.name)}")
+                    table.row_count = int(rows[0][0])
+                LOADED.put("schema", key, schema)
             self._schema = schema
         return self._schema
 
     def value_index(self, rebuild: bool = False) -> ValueIndex:
-        """Return the value index of this database, loaded from the disk cache or built once.
+        """Return the value index of this database: from memory (once loaded in this process),
+        else from the disk cache, else built once.
 
         Args:
             rebuild: ignore the disk cache and build again.
@@ -170,7 +231,13 @@ class Database(ABC):
         from sqlmend.db.values import ValueIndex
 
         if self._values is None or rebuild:
-            self._values = ValueIndex.for_database(self, rebuild=rebuild)
+            index = None if rebuild else LOADED.get("values", _disk_stamp(self))
+            if index is None:
+                index = ValueIndex.for_database(self, rebuild=rebuild)
+                LOADED.put("values", _disk_stamp(self), index)
+            else:
+                index.from_cache = True
+            self._values = index
         return self._values
 
     def profile(self, table: str, column: str, samples: int = 5) -> ColumnProfile:

@@ -10,13 +10,20 @@ Settings (``--option memory.KEY=VALUE``, :class:`MemoryStage.Settings`): ``store
 else namespace ``$SQLMEND_MEMORY_NAMESPACE`` or ``default`` - where ``sqlmend memory
 build`` and ``memory add`` write by default); ``budget`` (retrieval context budget,
 items); ``verify`` (False: w/o evidence-verified activation); ``local`` (False: w/o
-target local adaptation).
+target local adaptation). ``store`` may be a ``postgresql://`` URL: one store shared
+by replicas (:mod:`sqlmend.memory.pgstore`).
+
+Items are read once per database and cached; with a PostgreSQL store the
+stage asks the store's revision on each use (one index lookup) and reloads a
+database's items when another replica or a reviewer changed them.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from typing import Any
 
 from pydantic import Field
 
@@ -28,7 +35,7 @@ from sqlmend.memory.items import MemoryItem
 from sqlmend.memory.keys import sql_keys
 from sqlmend.memory.modelcall import embed
 from sqlmend.memory.retrieval import retrieve
-from sqlmend.memory.store import MemoryStore, store_root
+from sqlmend.memory.store import MemoryStore, is_url, store_root
 from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
 from sqlmend.types import Finding, StageTrace
 
@@ -39,7 +46,8 @@ class MemoryStage(StageBase):
     name = "memory"
 
     class Settings(StageSettings):
-        store: str | None = Field(None, description="folder of the per-database stores "
+        store: str | None = Field(None, description="folder of the per-database stores, or a "
+                                                    "postgresql:// URL of a store shared by replicas "
                                                     "(default: $SQLMEND_MEMORY_STORE, else the namespace's)")
         namespace: str | None = Field(None, description="memory namespace under the cache "
                                                         "(default: $SQLMEND_MEMORY_NAMESPACE or 'default')")
@@ -50,11 +58,15 @@ class MemoryStage(StageBase):
     def __init__(self, settings: "MemoryStage.Settings | None" = None, run: RunSettings | None = None):
         super().__init__(settings, run)
         s = self.settings
-        self.folder = store_root(s.namespace or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default",
-                                 s.store or os.environ.get("SQLMEND_MEMORY_STORE") or None)
+        self.namespace = s.namespace or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default"
+        store = s.store or os.environ.get("SQLMEND_MEMORY_STORE") or None
+        self.folder = store if is_url(store) else store_root(self.namespace, store)
         self.budget, self.verify, self.local = s.budget, s.verify, s.local
         self.timeout = self.run_settings.timeout
         self._items: dict[str, list[MemoryItem]] = {}
+        self._revisions: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._pg: Any = None  # one shared connection to a PostgreSQL store
 
     def items(self, db_id: str) -> list[MemoryItem]:
         """Return (and cache) one database's items.
@@ -65,6 +77,8 @@ class MemoryStage(StageBase):
         Returns:
             Its items; empty when it has no memory.
         """
+        if is_url(self.folder):
+            return self._shared_items(db_id)
         if db_id not in self._items:
             try:
                 with MemoryStore(self.folder, db_id, create=False) as store:
@@ -72,6 +86,26 @@ class MemoryStage(StageBase):
             except SqlmendError:  # no memory for this database (or an invalid id)
                 self._items[db_id] = []
         return self._items[db_id]
+
+    def _shared_items(self, db_id: str) -> list[MemoryItem]:
+        """Items of a PostgreSQL store: cached, reloaded when the store's revision moved."""
+        from sqlmend.memory.pgstore import PgMemoryStore, _connect
+
+        with self._lock:
+            try:
+                if self._pg is None:
+                    self._pg = _connect(self.folder)
+                store = PgMemoryStore(self.folder, db_id, namespace=self.namespace, conn=self._pg)
+                revision = store.revision()
+                if self._revisions.get(db_id) != revision:
+                    self._items[db_id] = store.items()
+                    self._revisions[db_id] = revision
+            except SqlmendError:  # an invalid id, or the store cannot be reached
+                self._items.setdefault(db_id, [])
+            except Exception:  # a dropped connection: reconnect on the next task
+                self._pg = None
+                self._items.setdefault(db_id, [])
+            return self._items[db_id]
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Correct ``ctx.sql`` with the database's repair memory (§3.3).

@@ -4,13 +4,19 @@
 online reuse." A store lives in a folder (default ``~/.cache/sqlmend/memory/
 <namespace>``) as ``<db_id>.sqlite`` with one row per item plus a log of the
 historical corrections that produced no item and why (§3.2.1).
+
+Several replicas share one memory in PostgreSQL instead
+(:mod:`sqlmend.memory.pgstore`); :func:`open_store` opens either, by location:
+a folder, or a ``postgresql://`` URL.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from sqlmend.errors import ConfigError
 from sqlmend.memory.items import MemoryItem
@@ -45,7 +51,70 @@ def store_root(namespace: str = "default", root: str | Path | None = None) -> Pa
     return cache_dir("memory", namespace)
 
 
-class MemoryStore:
+def item_body(item: MemoryItem, db_id: str) -> dict[str, Any]:
+    """The stored body of an item (its vector is stored apart) for the store of ``db_id``.
+
+    Raises:
+        ConfigError: the item belongs to another database.
+    """
+    if item.db_id != db_id:
+        raise ConfigError(f"item of {item.db_id} cannot go to the store of {db_id}")
+    body = item.to_dict()
+    body.pop("vector", None)
+    return body
+
+
+def is_url(location: Any) -> bool:
+    """True when a store location is a PostgreSQL URL (else it is a folder)."""
+    return isinstance(location, str) and location.lower().startswith(("postgresql://", "postgres://"))
+
+
+def shown(location: Any) -> str:
+    """A store location fit to print: a URL without its password.
+
+    >>> shown("postgresql://app:s3cret@db:5432/mem")
+    'postgresql://app:***@db:5432/mem'
+    """
+    text = str(location)
+    if is_url(text):
+        return re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", text)
+    return text
+
+
+def open_store(location: str | Path, db_id: str, create: bool = True, namespace: str = "default") -> Any:
+    """Open one database's memory in a folder or in PostgreSQL.
+
+    Args:
+        location: a folder of per-database stores, or a ``postgresql://`` URL.
+        db_id: the database.
+        create: False: the memory must exist already.
+        namespace: the memory's namespace (PostgreSQL; a folder is one namespace already).
+
+    Returns:
+        A :class:`MemoryStore` or a :class:`~sqlmend.memory.pgstore.PgMemoryStore`
+        (same methods: add, reject, items, rejections, clear, len; context manager).
+    """
+    if is_url(location):
+        from sqlmend.memory.pgstore import PgMemoryStore
+
+        return PgMemoryStore(str(location), db_id, create=create, namespace=namespace)
+    return MemoryStore(location, db_id, create=create)
+
+
+class StoreBase:
+    """What every store shares: a context manager that closes it."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class MemoryStore(StoreBase):
     """The repair memory of one database.
 
     Args:
@@ -71,22 +140,13 @@ class MemoryStore:
     def close(self) -> None:
         self._con.close()
 
-    def __enter__(self) -> "MemoryStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def add(self, item: MemoryItem) -> None:
         """Insert or replace one item.
 
         Args:
             item: the item (its ``db_id`` must be this store's).
         """
-        if item.db_id != self.db_id:
-            raise ConfigError(f"item of {item.db_id} cannot go to the store of {self.db_id}")
-        body = item.to_dict()
-        body.pop("vector", None)
+        body = item_body(item, self.db_id)
         self._con.execute(
             "INSERT OR REPLACE INTO items VALUES (?,?,?,?,?,?,?,?)",
             (item.id, item.db_id, item.kind, item.error_type, item.support.question_id,

@@ -13,10 +13,11 @@ import inspect
 from typing import Any, ClassVar
 
 from sqlmend import taxonomy
-from sqlmend.errors import DatabaseError, QueryTimeout
+from sqlmend.errors import DatabaseError
 from sqlmend.rules.analysis import QueryAnalysis
 from sqlmend.rules.failures import classify
 from sqlmend.rules.probe import Probe
+from sqlmend.stage import REFUSED_PREFIX, exec_error_text
 from sqlmend.types import ExecResult, Finding, Schema
 
 #: Families of rule codes and the taxonomy family each belongs to.
@@ -76,10 +77,8 @@ class RuleContext:
         if self._exec is None:
             try:
                 self._exec = (self.db.execute(self.sql, timeout=self.timeout, max_rows=1000), None)
-            except QueryTimeout as exc:
-                self._exec = (None, f"timeout: {exc}")
-            except DatabaseError as exc:
-                self._exec = (None, getattr(exc, "engine_message", None) or str(exc))
+            except DatabaseError as exc:  # a refusal reads "refused: ..." (never reached the engine)
+                self._exec = (None, exec_error_text(exc))
         return self._exec
 
     @property
@@ -93,8 +92,17 @@ class RuleContext:
         return self._execute()[1]
 
     @property
+    def refused(self) -> str | None:
+        """Why the text was refused as not one read-only query (None when it was not)."""
+        error = self.exec_error
+        return error[len(REFUSED_PREFIX):] if error and error.startswith(REFUSED_PREFIX) else None
+
+    @property
     def failure(self) -> tuple[str, str]:
-        """``(kind, name)`` of the execution failure (``("", "")`` when the query ran)."""
+        """``(kind, name)`` of the execution failure (``("", "")`` when the query ran;
+        ``("refused", "")`` when the text is not one read-only query)."""
+        if self.refused is not None:
+            return ("refused", "")
         return classify(self.exec_error)
 
 

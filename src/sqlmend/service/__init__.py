@@ -1,7 +1,8 @@
-"""A small HTTP service over the correction pipeline (FastAPI): ``/correct`` and ``/check``."""
+"""The HTTP service over the correction pipeline (FastAPI): ``/correct``, ``/check``, ``/health``, ``/metrics``."""
 
 from __future__ import annotations
 
 from sqlmend.service.app import create_app
+from sqlmend.service.settings import ServiceSettings
 
-__all__ = ["create_app"]
+__all__ = ["ServiceSettings", "create_app"]

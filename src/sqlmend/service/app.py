@@ -3,25 +3,59 @@
 * ``POST /correct`` -- ``{db_id | db, question, sql, evidence?}`` -> the
   :class:`~sqlmend.types.Correction` as JSON (SQL, changed, traces);
 * ``POST /check`` -- the same body -> the findings of the detecting stages only
-  (static, memory, detector), without rewriting anything;
-* ``GET /health`` -- the stages configured and whether each is available.
+  (static, memory, detector), without rewriting anything; ``refused`` is true
+  when the text is not one read-only query (finding EX03);
+* ``GET /health`` -- the stages configured and whether each is available (open
+  without a token, for probes);
+* ``GET /metrics`` -- Prometheus metrics (:mod:`sqlmend.service.observe`).
 
-Per-request problems (unknown database, empty SQL) come back as the
-correction's ``error`` with status 200, like a batch item; a malformed body is a
-422. One :class:`~sqlmend.pipeline.Pipeline` serves every request.
+A ``db_id`` is a plain name (:func:`sqlmend.db.check_db_id`); anything else is
+a 400 whose message names no server path. Per-request problems (unknown
+database, empty SQL) come back as the correction's ``error`` with status 200,
+like a batch item; a malformed body is a 422. No answer and no request-log line
+carries a server path (:mod:`sqlmend.service.scrub`).
+
+Admission (:mod:`sqlmend.service.limits`, :class:`ServiceSettings`): optional
+bearer token (401), body size limit (413), at most ``max_concurrency`` requests
+corrected at once with ``max_queue`` more waiting, beyond that 503 with
+``Retry-After``; a request still running at its deadline is answered 504.
+
+One :class:`~sqlmend.pipeline.Pipeline` per endpoint serves every request: built
+once when the app is made (models and indexes load once), shared by the worker
+threads; a request's database travels in its task (``Task.db`` or ``db_id``
+under the app's ``db_root``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any
 
+from fastapi import Request
 from pydantic import BaseModel, Field
 
+from sqlmend.errors import ConfigError
 from sqlmend.pipeline import Pipeline, PipelineConfig
-from sqlmend.types import Task
+from sqlmend.service.limits import AdmissionMiddleware, Gate
+from sqlmend.service.observe import CONTENT_TYPE_LATEST, LOGGER, Metrics, usage_of, verdict_of
+from sqlmend.service.scrub import Scrubber, server_roots
+from sqlmend.service.settings import ServiceSettings
+from sqlmend.types import Correction, Task
 
 #: Stages that only look; ``/check`` runs those of the configuration.
 CHECK_STAGES = ("static", "memory", "detector")
+#: Endpoints named in metrics (any other path counts as "other").
+ENDPOINTS = frozenset({"/correct", "/check", "/health", "/metrics"})
+#: Environment variables of a worker process started by ``sqlmend serve --workers N``.
+CONFIG_ENV, SETTINGS_ENV, DB_ROOT_ENV = ("SQLMEND_SERVICE_CONFIG", "SQLMEND_SERVICE_SETTINGS",
+                                         "SQLMEND_SERVICE_DB_ROOT")
+
+_log = logging.getLogger(LOGGER)
 
 
 class CorrectRequest(BaseModel):
@@ -29,57 +63,237 @@ class CorrectRequest(BaseModel):
 
     question: str = Field(..., description="the natural-language question")
     sql: str = Field(..., description="the SQL an upstream system produced")
-    db_id: str | None = Field(None, description="a database of the configured root")
+    db_id: str | None = Field(None, description="a database of the configured root (a plain name)")
     db: str | None = Field(None, description="or a database path/URL (when the service allows it)")
     evidence: str = Field("", description="external knowledge (BIRD style)")
-    question_id: str = Field("request", description="an id echoed in the answer")
+    question_id: str = Field("request", max_length=200, description="an id echoed in the answer")
+
+
+class Refusal(Exception):
+    """A request answered with an HTTP error before (or instead of) the pipeline."""
+
+    def __init__(self, status: int, message: str, reason: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.message, self.reason, self.headers = status, message, reason, headers or {}
+
+
+def default_db_root() -> str | None:
+    """The Spider databases of the data root, when there is one (else None: requests need ``db``)."""
+    from sqlmend.errors import SqlmendError
+    from sqlmend.paths import data_root
+
+    try:
+        return str(data_root() / "spider" / "database")
+    except SqlmendError:
+        return None
+
+
+class Service:
+    """The shared state of one app: pipelines, worker threads, gate, metrics, scrubber.
+
+    Args:
+        config: the pipeline configuration.
+        settings: admission and logging settings.
+        resolve: the model resolver (default: from the configuration).
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` that a ``db_id`` names.
+    """
+
+    def __init__(self, config: PipelineConfig, settings: ServiceSettings, resolve: Any = None,
+                 db_root: str | None = None):
+        if config.timeout > settings.deadline:  # no SQL may outlive the request
+            config = config.model_copy(update={"timeout": settings.deadline})
+        self.config, self.settings, self.db_root = config, settings, db_root
+        self.pipe = Pipeline(config, resolve=resolve, db_root=db_root)
+        check_cfg = config.model_copy(update={"stages": [s for s in config.stage_names()
+                                                         if s in CHECK_STAGES]})
+        self.checker = Pipeline(check_cfg, resolve=self.pipe.resolve, db_root=db_root)
+        self.gate = Gate(settings.max_concurrency + settings.max_queue)
+        self.executor = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="sqlmend-serve")
+        self.metrics = Metrics()
+        store = ((config.options.get("memory") or {}).get("store") or "")
+        self.scrub = Scrubber(server_roots([db_root, None if "://" in store else store or None]))
+
+    # --- one request -------------------------------------------------------
+
+    def task(self, req: CorrectRequest) -> Task:
+        """The task of a request, or a :class:`Refusal` (400) when it names no usable database."""
+        if req.db and not self.settings.allow_paths:
+            raise Refusal(400, "this service takes db_id only (start it with --allow-paths)", "db_path")
+        if not (req.db or req.db_id):
+            raise Refusal(400, "give db_id (or db)", "no_database")
+        if not req.db:
+            from sqlmend.db import check_db_id
+
+            try:
+                check_db_id(req.db_id)
+            except ConfigError as exc:
+                raise Refusal(400, str(exc), "invalid_db_id") from None
+        return Task(question_id=req.question_id, db_id=req.db_id or req.db or "", question=req.question,
+                    sql=req.sql, evidence=req.evidence, db=req.db or None)
+
+    def correct(self, pipe: Pipeline, task: Task) -> dict[str, Any]:
+        """Run one task (in a worker thread) and return its scrubbed answer."""
+        try:
+            result = pipe.correct(task)
+        except Exception as exc:  # a bug in one request must not kill the service
+            result = Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
+                                sql=task.sql, error=f"{type(exc).__name__}: {exc}")
+        if result.error and result.error.startswith("DatabaseNotFoundError"):
+            result.error = f"DatabaseNotFoundError: database {task.db_id!r} not found"
+        body = result.to_dict()
+        self.metrics.record_correction(body)
+        return self.scrub.value(body)
+
+    async def run(self, req: CorrectRequest, check: bool) -> dict[str, Any]:
+        """Admit, run under the deadline, and answer one request."""
+        task = self.task(req)
+        pipe = self.checker if check else self.pipe
+        if not self.gate.enter():
+            raise Refusal(503, "service saturated: too many requests in flight, retry later", "saturated",
+                          {"Retry-After": str(self.settings.retry_after)})
+        self.metrics.in_flight.set(self.gate.in_flight)
+        try:
+            future = self.executor.submit(self.correct, pipe, task)
+        except RuntimeError:  # shutting down
+            self.gate.leave()
+            raise Refusal(503, "service shutting down", "shutdown",
+                          {"Retry-After": str(self.settings.retry_after)}) from None
+        future.add_done_callback(self._leave)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.deadline)
+        except asyncio.TimeoutError:
+            raise Refusal(504, f"deadline of {self.settings.deadline:g} s exceeded", "deadline") from None
+
+    def _leave(self, _: Any) -> None:
+        self.gate.leave()
+        self.metrics.in_flight.set(self.gate.in_flight)
+
+    # --- after each response ----------------------------------------------
+
+    def done(self, scope: dict[str, Any], status: int, seconds: float) -> None:
+        """Count the response and write its log line (called by the admission middleware)."""
+        path = scope.get("path", "")
+        endpoint = path if path in ENDPOINTS else "other"
+        self.metrics.requests.labels(endpoint, str(status)).inc()
+        self.metrics.latency.labels(endpoint).observe(seconds)
+        state = scope.get("state") or {}
+        fields = dict(state.get("log") or {})
+        if fields.get("refused"):
+            self.metrics.rejected.labels(fields["refused"]).inc()
+        if not self.settings.log_requests or endpoint in ("/health", "/metrics"):
+            return
+        line = {"request_id": state.get("request_id"), "method": scope.get("method"),
+                "endpoint": endpoint, "status": status, "ms": round(seconds * 1000, 2), **fields}
+        _log.info(self.scrub.value(line, free=True))
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _log_fields(body: dict[str, Any] | None, req: CorrectRequest) -> dict[str, Any]:
+    fields: dict[str, Any] = {"database": req.db_id if not req.db else "(path)"}
+    if body is not None:
+        calls, tin, tout = usage_of(body)
+        fields.update(question_id=body.get("question_id"),
+                      stages=[f"{t['stage']}:{t['status']}" for t in body.get("stages") or []],
+                      verdict=verdict_of(body), model_calls=calls, tokens_in=tin, tokens_out=tout)
+        if body.get("error"):
+            fields["error"] = body["error"]
+    return fields
 
 
 def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
-               resolve: Any = None, db_root: str | None = None) -> Any:
+               resolve: Any = None, db_root: str | None = None,
+               settings: ServiceSettings | None = None) -> Any:
     """Build the FastAPI app.
 
     Args:
         config: the pipeline configuration.
-        db_root: the folder of ``<db_id>/<db_id>.sqlite`` that ``db_id`` names.
-        allow_paths: accept ``db`` paths/URLs in requests (off: only ``db_id``).
+        db_root: the folder of ``<db_id>/<db_id>.sqlite`` that ``db_id`` names
+            (default: the Spider databases of the data root).
+        allow_paths: accept ``db`` paths/URLs in requests (off: only ``db_id``);
+            ``settings.allow_paths`` does the same.
         resolve: the model resolver (default: from the configuration).
+        settings: token, limits, deadline, concurrency (:class:`ServiceSettings`;
+            default: ``ServiceSettings.from_env()``).
 
     Returns:
-        A ``fastapi.FastAPI`` app.
+        A ``fastapi.FastAPI`` app (``app.state.service`` holds its :class:`Service`).
     """
-    from fastapi import FastAPI, HTTPException
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse, Response
 
-    config = config or PipelineConfig()
-    pipe = Pipeline(config, resolve=resolve, db_root=db_root)
-    check_cfg = config.model_copy(update={"stages": [s for s in config.stage_names()
-                                                     if s in CHECK_STAGES]})
-    checker = Pipeline(check_cfg, resolve=pipe.resolve, db_root=db_root)
-    app = FastAPI(title="sqlmend", version="1",
+    settings = settings or ServiceSettings.from_env()
+    if allow_paths:
+        settings = settings.model_copy(update={"allow_paths": True})
+    service = Service(config or PipelineConfig(), settings, resolve, db_root or default_db_root())
+
+    class Json(JSONResponse):
+        def render(self, content: Any) -> bytes:
+            return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
+
+    @asynccontextmanager
+    async def lifespan(_: Any):
+        yield
+        service.close()
+
+    app = FastAPI(title="sqlmend", version="1", lifespan=lifespan,
                   description="Correct the SQL written by text-to-SQL systems.")
+    app.state.service = service
 
-    def run(p: Pipeline, req: CorrectRequest) -> dict[str, Any]:
-        if req.db and not allow_paths:
-            raise HTTPException(400, "this service takes db_id only (start it with --allow-paths)")
-        if not (req.db or req.db_id):
-            raise HTTPException(400, "give db_id (or db)")
-        task = Task(question_id=req.question_id, db_id=req.db_id or req.db or "", question=req.question,
-                    sql=req.sql, evidence=req.evidence, db=req.db or None)
-        return p.correct(task).to_dict()
+    async def answer(request: Request, req: CorrectRequest, check: bool) -> Any:
+        body = None
+        try:
+            body = await service.run(req, check)
+        except Refusal as exc:
+            request.state.log = {**_log_fields(None, req), "refused": exc.reason}
+            return Json({"detail": service.scrub.text(exc.message, free=True)}, status_code=exc.status,
+                        headers=exc.headers)
+        request.state.log = _log_fields(body, req)
+        return Json(body)
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"strategy": config.strategy, "stages": {name: True for name in config.stage_names()}}
+        store = (service.config.options.get("memory") or {}).get("store") or ""
+        return {"strategy": service.config.strategy,
+                "stages": {name: True for name in service.config.stage_names()},
+                "memory_store": "postgresql" if "://" in store else "folder"}
+
+    @app.get("/metrics")
+    def metrics() -> Any:
+        return Response(service.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     @app.post("/correct")
-    def correct(req: CorrectRequest) -> dict[str, Any]:
-        return run(pipe, req)
+    async def correct(req: CorrectRequest, request: Request) -> Any:
+        return await answer(request, req, check=False)
 
     @app.post("/check")
-    def check(req: CorrectRequest) -> dict[str, Any]:
-        out = run(checker, req)
-        findings = [f for s in out["stages"] for f in s["findings"]]
-        return {"question_id": out["question_id"], "error": out["error"], "findings": findings,
-                "wrong": bool(findings), "stages": out["stages"]}
+    async def check(req: CorrectRequest, request: Request) -> Any:
+        out = await answer(request, req, check=True)
+        if out.status_code != 200:
+            return out
+        body = json.loads(out.body)
+        findings = [f for s in body["stages"] for f in s["findings"]]
+        return Json({"question_id": body["question_id"], "error": body["error"], "findings": findings,
+                     "wrong": bool(findings), "refused": verdict_of(body) == "refused",
+                     "stages": body["stages"]})
 
+    app.add_middleware(AdmissionMiddleware, token=settings.token, max_body_bytes=settings.max_body_bytes,
+                       on_done=service.done)
     return app
+
+
+def app_from_env() -> Any:
+    """The app of one worker process of ``sqlmend serve --workers N`` (uvicorn factory).
+
+    Reads the pipeline configuration and the settings as JSON from
+    ``$SQLMEND_SERVICE_CONFIG`` and ``$SQLMEND_SERVICE_SETTINGS``, the database
+    root from ``$SQLMEND_SERVICE_DB_ROOT``.
+    """
+    from sqlmend.service.observe import configure_logging
+
+    config = PipelineConfig.model_validate_json(os.environ.get(CONFIG_ENV) or "{}")
+    settings = ServiceSettings.model_validate_json(os.environ.get(SETTINGS_ENV) or "{}")
+    if settings.log_requests:  # a worker process starts with no logging set up
+        configure_logging()
+    return create_app(config, settings=settings, db_root=os.environ.get(DB_ROOT_ENV) or None)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.types import Finding
 
-#: Failure kinds that have their own rule (EX01, AT01, AT02, TB01, FN01).
-_COVERED = {"", "syntax", "unknown_column", "ambiguous_column", "unknown_table", "aggregate_misuse"}
+#: Failure kinds that have their own rule (EX01, AT01, AT02, TB01, FN01, EX03).
+_COVERED = {"", "syntax", "unknown_column", "ambiguous_column", "unknown_table", "aggregate_misuse",
+            "refused"}
 
 
 class EngineFailure(Rule):
