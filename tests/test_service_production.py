@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sqlmend.cli import app as cli_app
+from sqlmend.llm import ReplayBackend
 from sqlmend.errors import DatabaseNotFoundError
 from sqlmend.pipeline import PipelineConfig, database_for
 from sqlmend.service import ServiceSettings, create_app
@@ -115,7 +116,6 @@ def test_a_refused_statement_has_its_own_finding_and_is_never_rewritten(server):
 
 
 def test_the_pipeline_stops_at_a_refusal_and_asks_no_model(spider_db):
-    from sqlmend.llm import ReplayBackend
     from sqlmend.pipeline import Pipeline
 
     model = ReplayBackend.scripted(['{"sql": "SELECT Name FROM singer", "addressed": ["clause_error"]}'])
@@ -185,12 +185,31 @@ def test_saturation_is_a_503_with_retry_after():
         assert 'sqlmend_rejected_total{reason="saturated"} 1.0' in httpx.get(s.url + "/metrics").text
 
 
-def test_a_request_past_its_deadline_is_a_504():
-    with serve(deadline=0.3) as s:
+class SlowModel:
+    """A model endpoint that answers (a recorded answer) only after ``seconds``: the edge of the world."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.inner = ReplayBackend.scripted(['{"sql": "SELECT Name FROM singer"}'] * 4)
+
+    def chat(self, *args, **kwargs):
+        time.sleep(self.seconds)
+        return self.inner.chat(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_request_past_its_deadline_is_a_504_and_sql_is_capped_to_it():
+    model = SlowModel(3.0)
+    app = create_app(PipelineConfig(strategy="self-correction"), resolve=lambda stage: model,
+                     settings=ServiceSettings(deadline=0.5))
+    assert app.state.service.pipe.run.timeout == 0.5  # no SQL outlives the request
+    with BackgroundServer(app) as s:
         start = time.monotonic()
-        r = post(s, {"db_id": "concert_singer", "sql": SLOW})
-        assert r.status_code == 504 and "deadline" in r.json()["detail"]
-        assert time.monotonic() - start < 5
+        r = post(s, {"db_id": "concert_singer", "sql": "SELECT Name FROM singer WHERE Age > 40"})
+        assert r.status_code == 504 and "deadline of 0.5 s" in r.json()["detail"]
+        assert time.monotonic() - start < 2.5
 
 
 def test_metrics_and_json_request_log():
