@@ -72,6 +72,11 @@ def test_items_round_trip_with_embeddings_per_database_and_namespace(store_url, 
         assert got[0].to_dict() == a.to_dict()  # the embedding comes back as stored
         assert got[0].vector == pytest.approx([0.0, 1.0, -0.5])
         assert store.rejections() == [("h9", "judge", "not supported")]
+    with open_store(store_url, "concert_singer") as store:
+        before = store.revision()
+        store.forget(b.support.question_id)
+        assert [i.id for i in store.items()] == [a.id] and store.revision() != before
+        store.add(b)
     with pytest.raises(ConfigError, match="no repair memory"):
         open_store(store_url, "concert_singer", create=False, namespace="other")
     with pytest.raises(ConfigError, match="invalid database id"):

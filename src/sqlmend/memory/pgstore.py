@@ -180,6 +180,16 @@ class PgMemoryStore(StoreBase):
             """SELECT question_id, stage, reason FROM sqlmend_memory_rejections
                WHERE namespace = %s AND db_id = %s ORDER BY seq""", (self.namespace, self.db_id))]
 
+    def forget(self, question_id: str) -> None:
+        """Remove this database's items and rejections of one historical correction, in one transaction."""
+        with self._con.transaction():
+            key = (self.namespace, self.db_id, question_id)
+            self._con.execute("DELETE FROM sqlmend_memory_items WHERE namespace = %s AND db_id = %s "
+                              "AND question_id = %s", key)
+            self._con.execute("DELETE FROM sqlmend_memory_rejections WHERE namespace = %s AND db_id = %s "
+                              "AND question_id = %s", key)
+            self._bump()
+
     def clear(self) -> None:
         """Remove this database's items and rejections, in one transaction."""
         with self._con.transaction():
@@ -187,9 +197,13 @@ class PgMemoryStore(StoreBase):
             self._con.execute("DELETE FROM sqlmend_memory_items WHERE namespace = %s AND db_id = %s", key)
             self._con.execute("DELETE FROM sqlmend_memory_rejections WHERE namespace = %s AND db_id = %s",
                               key)
-            self._con.execute(
-                """INSERT INTO sqlmend_memory_clears VALUES (%s, %s, nextval('sqlmend_memory_rev'))
-                   ON CONFLICT (namespace, db_id) DO UPDATE SET rev = EXCLUDED.rev""", key)
+            self._bump()
+
+    def _bump(self) -> None:
+        """Record a removal, so that :meth:`revision` moves even when rows only went away."""
+        self._con.execute(
+            """INSERT INTO sqlmend_memory_clears VALUES (%s, %s, nextval('sqlmend_memory_rev'))
+               ON CONFLICT (namespace, db_id) DO UPDATE SET rev = EXCLUDED.rev""", (self.namespace, self.db_id))
 
     def revision(self) -> tuple[int, int, int]:
         """A value that changes whenever this database's memory changes (add, update, clear)."""
