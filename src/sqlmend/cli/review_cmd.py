@@ -18,16 +18,19 @@ import typer
 from sqlmend.cli.output import QUIET
 from sqlmend.errors import SqlmendError
 
-_STORE_HELP = ("repair memory folder the build writes to, as `sqlmend correct --memory-store` reads it "
-               "(wins over --memory-namespace; env SQLMEND_MEMORY_STORE)")
+_STORE_HELP = ("repair memory folder the build writes to, as `sqlmend correct --memory-store` reads it, "
+               "or postgresql://... shared with service replicas (wins over --memory-namespace; env "
+               "SQLMEND_MEMORY_STORE)")
 _NS_HELP = "repair memory namespace under the cache folder (default 'default'; env SQLMEND_MEMORY_NAMESPACE)"
 
 
-def memory_folder(store: Path | None, namespace: str | None) -> Path:
-    """The memory folder that ``sqlmend correct`` with the same flags reads (the memory stage decides)."""
+def memory_folder(store: str | None, namespace: str | None) -> tuple[Path | str, str]:
+    """The memory folder (or PostgreSQL URL) and namespace that ``sqlmend correct`` with the same
+    flags reads (the memory stage decides)."""
     from sqlmend.memory.stage import MemoryStage
 
-    return Path(MemoryStage(MemoryStage.Settings(store=str(store) if store else None, namespace=namespace)).folder)
+    stage = MemoryStage(MemoryStage.Settings(store=str(store) if store else None, namespace=namespace))
+    return stage.folder, stage.namespace
 
 
 def _open(run_dir: Path, dataset: str | None, data_root: str | None) -> Any:
@@ -47,7 +50,7 @@ def review(
     port: int = typer.Option(8765, help="port"),
     dataset: Optional[str] = typer.Option(None, help="the run's dataset when it has no run.json"),
     data_root: Optional[str] = typer.Option(None, help="folder holding spider/ (default: run.json's, else found)"),
-    memory_store: Optional[Path] = typer.Option(None, "--memory-store", metavar="DIR", help=_STORE_HELP),
+    memory_store: Optional[str] = typer.Option(None, "--memory-store", metavar="DIR|URL", help=_STORE_HELP),
     memory_namespace: Optional[str] = typer.Option(None, "--memory-namespace", metavar="NAME", help=_NS_HELP),
     model: Optional[str] = typer.Option(None, help="'local' or an llm config file: MIRA's judge and repair "
                                                    "recovery for the build (default: mechanical items only)"),
@@ -65,6 +68,7 @@ def review(
     """
     import uvicorn
 
+    from sqlmend.memory.store import shown
     from sqlmend.review.app import create_app
 
     run = _open(run_dir, dataset, data_root)
@@ -76,8 +80,8 @@ def review(
         from sqlmend import llm
 
         cfg = llm.LLMConfig.local() if model == "local" else llm.LLMConfig.load(model)
-    folder = memory_folder(memory_store, memory_namespace)
-    app = create_app(run, reviewer, folder, judge=cfg.resolve("judge") if cfg else None,
+    folder, namespace = memory_folder(memory_store, memory_namespace)
+    app = create_app(run, reviewer, folder, namespace=namespace, judge=cfg.resolve("judge") if cfg else None,
                      embedder=cfg.resolve("embedder") if cfg else None,
                      recovery=cfg.resolve("recovery") if cfg else None, timeout=timeout,
                      allowed_hosts=sorted({host, "127.0.0.1", "localhost", "::1", "[::1]"}))
@@ -85,7 +89,7 @@ def review(
         typer.secho(f"warning: serving on {host}: whoever reaches this address can record decisions as "
                     f"{reviewer} and build memory", err=True, fg=typer.colors.YELLOW)
     typer.echo(f"reviewing {run_dir} ({len(run.items)} items) as {reviewer}: http://{host}:{port}/ "
-               f"(memory store {folder})", err=True)
+               f"(memory store {shown(folder)})", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -38,6 +38,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from sqlmend.memory.store import is_url, shown
 from sqlmend.review import confirm
 from sqlmend.review.decisions import ReviewLog
 from sqlmend.review.diff import highlight, sql_diff
@@ -99,13 +100,13 @@ def _facets(items: list[Item], latest: dict[str, Any]) -> dict[str, dict[str, in
 
 def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = None, embedder: Any = None,
                recovery: Any = None, timeout: float = 5.0, preview_rows: int = 10,
-               allowed_hosts: list[str] | None = None) -> Any:
+               allowed_hosts: list[str] | None = None, namespace: str = "default") -> Any:
     """Build the review app over one run.
 
     Args:
         run: the run (evaluate it first to filter by verdict).
         reviewer: the name written with every decision.
-        store_folder: the memory store folder the build writes to.
+        store_folder: the memory store folder the build writes to, or a ``postgresql://`` URL.
         judge: chat backend of MIRA's judge (None: mechanical items only).
         embedder: embedding backend for item vectors (None: none).
         recovery: chat backend of repair recovery (None: direct recovery only).
@@ -113,6 +114,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         preview_rows: result rows shown.
         allowed_hosts: the ``Host`` names served (others get 400: a page of another site
             whose name was rebound to 127.0.0.1 cannot read the token); None: any.
+        namespace: the memory inside a PostgreSQL store.
 
     Returns:
         A ``fastapi.FastAPI`` app; ``app.state.csrf`` is its CSRF token, ``app.state.store``
@@ -121,7 +123,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     env = _env()
     log = ReviewLog(run.folder)
     token = secrets.token_urlsafe(32)
-    store_folder = Path(store_folder)
+    store_folder = store_folder if is_url(store_folder) else Path(store_folder)
     app = FastAPI(title="sqlmend review", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.csrf = token
     app.state.store = store_folder
@@ -138,7 +140,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         return response
 
     def page(name: str, **ctx: Any) -> HTMLResponse:
-        ctx.update(reviewer=reviewer, csrf=token, run=run, store=store_folder)
+        ctx.update(reviewer=reviewer, csrf=token, run=run, store=shown(store_folder))
         return HTMLResponse(env.get_template(name).render(**ctx))
 
     async def form(request: Request) -> dict[str, str]:
@@ -251,7 +253,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         await form(request)
         confirmed, skipped = confirm.confirmations(run, log.latest())
         outcomes = await run_in_threadpool(confirm.build, run, confirmed, store_folder, judge, embedder, recovery,
-                                           skipped)
+                                           skipped, namespace)
         confirm.record(run.folder, outcomes, store_folder, reviewer)
         return RedirectResponse("/memory", status_code=303)
 

@@ -20,7 +20,7 @@ from typing import Any
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.memory.build import ConfirmedCorrection, build_memory
-from sqlmend.memory.store import MemoryStore
+from sqlmend.memory.store import open_store, shown
 from sqlmend.review.decisions import Decision
 
 #: Build outcomes are appended here, in the run folder.
@@ -80,25 +80,27 @@ def confirmations(run: Any, decisions: dict[str, Decision]) -> tuple[list[Confir
 
 
 def build(run: Any, confirmed: list[Confirmation], folder: str | Path, judge: Any = None, embedder: Any = None,
-          recovery: Any = None, withdrawn: Any = ()) -> list[Outcome]:
+          recovery: Any = None, withdrawn: Any = (), namespace: str = "default") -> list[Outcome]:
     """Run MIRA's offline phase on confirmed corrections, one database store at a time.
 
     Args:
         run: the run (database paths).
         confirmed: the confirmations.
-        folder: the memory store folder (as ``sqlmend correct --memory-store`` reads).
+        folder: the memory store folder (as ``sqlmend correct --memory-store`` reads), or the
+            ``postgresql://`` URL of a store shared with service replicas.
         judge: the judge's chat backend for general groups; None: mechanical items only.
         embedder: an embedding backend for semantic vectors; None: structural retrieval only.
         recovery: the chat backend proposing repairs; None: direct recovery only.
         withdrawn: question ids decided without a confirmation (rejected, or accepted
             unchanged): the items an earlier build made of them are removed.
+        namespace: the memory inside a PostgreSQL store.
 
     Returns:
         One outcome per confirmation, in order.
     """
     for qid in withdrawn:
         try:
-            with MemoryStore(folder, run.item(qid).db_id, create=False) as store:
+            with open_store(folder, run.item(qid).db_id, create=False, namespace=namespace) as store:
                 store.forget(qid)
         except SqlmendError:  # no store for that database yet: nothing to withdraw
             continue
@@ -114,7 +116,7 @@ def build(run: Any, confirmed: list[Confirmation], folder: str | Path, judge: An
                                                   error=f"database {db_id} not found")
             continue
         try:
-            with connect(path) as db, MemoryStore(folder, db_id) as store:
+            with connect(path) as db, open_store(folder, db_id, namespace=namespace) as store:
                 for c in cases:
                     outcomes[c.question_id] = _build_one(db, store, c, judge, embedder, recovery)
         except SqlmendError as e:
@@ -123,7 +125,7 @@ def build(run: Any, confirmed: list[Confirmation], folder: str | Path, judge: An
     return [outcomes[c.question_id] for c in confirmed]
 
 
-def _build_one(db: Any, store: MemoryStore, c: Confirmation, judge: Any, embedder: Any,
+def _build_one(db: Any, store: Any, c: Confirmation, judge: Any, embedder: Any,
                recovery: Any) -> Outcome:
     store.forget(c.question_id)
     case = ConfirmedCorrection(c.question_id, c.question, c.wrong_sql, c.corrected_sql)
@@ -151,7 +153,7 @@ def record(run_folder: str | Path, outcomes: list[Outcome], store_folder: str | 
     """
     path = Path(run_folder) / BUILDS
     line = json.dumps({"at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "reviewer": reviewer,
-                       "store": str(store_folder), "outcomes": [asdict(o) for o in outcomes]},
+                       "store": shown(store_folder), "outcomes": [asdict(o) for o in outcomes]},
                       ensure_ascii=False)
     with path.open("a", encoding="utf-8") as fh:
         fh.write(line + "\n")
