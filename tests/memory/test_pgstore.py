@@ -162,3 +162,10 @@ def test_a_correction_added_from_the_cli_is_used_by_the_service(store_url, spide
             "sql": "SELECT name FROM singer WHERE age > 40"}).json()
     assert body["sql"] == "SELECT song_name FROM singer WHERE age > 40"
     assert "postgres" not in json.dumps(body)  # the store's URL never reaches a client
+    # the command line takes the same URL: `sqlmend correct --memory-store postgresql://...`
+    corrected = runner.invoke(app, ["correct", "--db", str(spider_db("concert_singer")), "--stages", "memory,guard",
+                                    "--question", "What are the song names of singers older than 40?",
+                                    "--sql", "SELECT name FROM singer WHERE age > 40",
+                                    "--memory-store", store_url, "--memory-namespace", "prod"])
+    assert corrected.exit_code == 0, corrected.output
+    assert "SELECT song_name FROM singer WHERE age > 40" in corrected.output

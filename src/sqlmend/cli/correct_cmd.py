@@ -75,13 +75,13 @@ def _config(strategy: str, stages: str | None, models: list[str] | None, workers
         raise typer.BadParameter(str(exc)) from None
 
 
-def with_memory(config: PipelineConfig, store: Path | None = None,
+def with_memory(config: PipelineConfig, store: str | Path | None = None,
                 namespace: str | None = None) -> PipelineConfig:
     """Point the memory stage at a repair memory (``options["memory"]``: ``store``, ``namespace``).
 
     Args:
         config: the run's configuration.
-        store: the memory folder (``--memory-store``), or None.
+        store: the memory folder or ``postgresql://`` URL (``--memory-store``), or None.
         namespace: the memory namespace (``--memory-namespace``), or None.
 
     Returns:
@@ -138,10 +138,10 @@ def correct(
     shard: str = typer.Option(None, metavar="K/N",
                               help="correct only shard K of N of the chosen tasks (split by question id); "
                                    "join the N run folders with `sqlmend merge`"),
-    memory_store: Path = typer.Option(None, "--memory-store", metavar="DIR",
-                                      help="repair memory folder for the memory stage, as written by "
-                                           "`sqlmend memory add/build --store` (wins over --memory-namespace; "
-                                           "env SQLMEND_MEMORY_STORE)"),
+    memory_store: str = typer.Option(None, "--memory-store", metavar="DIR|URL",
+                                     help="repair memory for the memory stage: a folder as written by "
+                                          "`sqlmend memory add/build --store`, or a postgresql:// URL shared "
+                                          "by replicas (wins over --memory-namespace; env SQLMEND_MEMORY_STORE)"),
     memory_namespace: str = typer.Option(None, "--memory-namespace", metavar="NAME",
                                          help="repair memory namespace under the cache folder (default "
                                               "'default'; env SQLMEND_MEMORY_NAMESPACE)"),
