@@ -19,7 +19,9 @@ from typing import Callable
 
 from sqlmend import taxonomy
 from sqlmend.sql import ast, conjuncts
-from sqlmend.structure.canonical import is_string_like, scope_tables
+from sqlmend.structure.canonical import scope_tables
+from sqlmend.synth.nodes import (AGG_SWAP, FLIP, SETOPS, join_eqs, other_columns, real_columns, remove_conjunct,
+                                 select_columns, selects, string_values, table_of, with_column)
 from sqlmend.types import Schema
 
 Tree = ast.Expression
@@ -54,68 +56,15 @@ def operators_for(error_type: str) -> list[Operator]:
     return [op for op in OPERATORS.values() if op.error_type == error_type]
 
 
-# --- scope helpers --------------------------------------------------------
-
-
-def _selects(tree: Tree) -> list[ast.Select]:
-    return list(tree.find_all(ast.Select))
-
-
-_scope_tables = scope_tables
-
-
-def _table_of(col: ast.Column, sel: ast.Select, schema: Schema) -> str | None:
-    """The schema table a column of ``sel`` belongs to, when it can be told."""
-    scope = _scope_tables(sel)
-    if col.table:
-        return scope.get(col.table.lower())
-    owners = [t for t in scope.values() if (tab := schema.table(t)) and tab.column(col.name)]
-    return owners[0] if len(set(owners)) == 1 else None
-
-
-def _real_columns(sel: ast.Select, schema: Schema, nodes) -> list[tuple[ast.Column, str]]:
-    out = []
-    for n in nodes:
-        if isinstance(n, ast.Column) and not is_string_like(n, schema):
-            t = _table_of(n, sel, schema)
-            if t and (tab := schema.table(t)) and tab.column(n.name):
-                out.append((n, t))
-    return out
-
-
-def _type_class(type_name: str) -> str:
-    low = (type_name or "").lower()
-    if any(k in low for k in ("int", "real", "num", "dec", "float", "double")):
-        return "num"
-    return "text"
-
-
-def _other_columns(table: str, col: str, schema: Schema, same_type: bool = True) -> list[str]:
-    tab = schema.table(table)
-    if tab is None:
-        return []
-    me = tab.column(col)
-    kind = _type_class(me.type) if me else "text"
-    cands = [c.name for c in tab.columns if c.name.lower() != col.lower()]
-    if same_type:
-        typed = [c.name for c in tab.columns if c.name.lower() != col.lower() and _type_class(c.type) == kind]
-        cands = typed or cands
-    return cands
-
-
-def _with_column(col: ast.Column, new_name: str) -> ast.Column:
-    return ast.column(new_name, table=col.table or None)
-
-
 def _column_swapper(schema: Schema) -> Callable[[tuple, random.Random], bool]:
     """A ``change`` for :func:`_edit` over ``(column, select, table)`` items: use another column of the table."""
 
     def change(item: tuple, rng: random.Random) -> bool:
         col, _sel, table = item
-        cands = _other_columns(table, col.name, schema)
+        cands = other_columns(table, col.name, schema)
         if not cands:
             return False
-        col.replace(_with_column(col, rng.choice(cands)))
+        col.replace(with_column(col, rng.choice(cands)))
         return True
 
     return change
@@ -147,16 +96,6 @@ def _edit(tree: Tree, locate: Callable[[Tree], list], change: Callable[[Tree, ra
     return out
 
 
-def _select_columns(tree: Tree, schema: Schema):
-    """Direct column items of every SELECT list, with their select."""
-    out = []
-    for sel in _selects(tree):
-        for e in sel.expressions:
-            node = e.this if isinstance(e, ast.Alias) else e
-            out += [(c, sel, t) for c, t in _real_columns(sel, schema, [node])]
-    return out
-
-
 # --- attribute -------------------------------------------------------------
 
 
@@ -164,15 +103,15 @@ def _select_columns(tree: Tree, schema: Schema):
 def attribute_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Replace a selected column with another column of the same table (same type when possible)."""
 
-    return _edit(tree, lambda t: _select_columns(t, schema), _column_swapper(schema), rng)
+    return _edit(tree, lambda t: select_columns(t, schema), _column_swapper(schema), rng)
 
 
 @operator("attribute_add", "attribute_redundancy")
 def attribute_add(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Append a column the question does not ask for to a SELECT list."""
     out = []
-    for i, sel in enumerate(_selects(tree)):
-        scope = _scope_tables(sel)
+    for i, sel in enumerate(selects(tree)):
+        scope = scope_tables(sel)
         if not scope or sel.args.get("group") or any(isinstance(e, ast.AggFunc) for e in sel.expressions):
             continue
         alias, table = rng.choice(sorted(scope.items()))
@@ -182,7 +121,7 @@ def attribute_add(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
         if not cands:
             continue
         copy = tree.copy()
-        target = _selects(copy)[i]
+        target = selects(copy)[i]
         qual = alias if (len(scope) > 1 or any(isinstance(c, ast.Column) and c.table for c in sel.expressions)) else None
         if qual and alias == table.lower():
             qual = table
@@ -195,7 +134,7 @@ def attribute_add(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 def attribute_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Remove one item of a SELECT list that has two or more."""
     def locate(t):
-        return [(sel, j) for sel in _selects(t) if len(sel.expressions) >= 2 for j in range(len(sel.expressions))]
+        return [(sel, j) for sel in selects(t) if len(sel.expressions) >= 2 for j in range(len(sel.expressions))]
 
     def change(item, rng):
         sel, j = item
@@ -208,12 +147,6 @@ def attribute_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]
 # --- table -------------------------------------------------------------------
 
 
-def _join_eqs(tree: Tree):
-    return [eq for j in tree.find_all(ast.Join) if (on := j.args.get("on")) is not None
-            for eq in on.find_all(ast.EQ)
-            if isinstance(eq.this, ast.Column) and isinstance(eq.expression, ast.Column)]
-
-
 @operator("join_key_swap", "table_mismatch")
 def join_key_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Join on the wrong column: replace one side of a join condition with another column of its table."""
@@ -221,25 +154,25 @@ def join_key_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     def change(eq, rng):
         sel = eq.parent_select
         side = rng.choice([eq.this, eq.expression])
-        table = _table_of(side, sel, schema) if sel is not None else None
-        cands = _other_columns(table, side.name, schema) if table else []
+        table = table_of(side, sel, schema) if sel is not None else None
+        cands = other_columns(table, side.name, schema) if table else []
         if not cands:
             return False
-        side.replace(_with_column(side, rng.choice(cands)))
+        side.replace(with_column(side, rng.choice(cands)))
         return True
 
-    return _edit(tree, _join_eqs, change, rng)
+    return _edit(tree, join_eqs, change, rng)
 
 
 @operator("table_swap", "table_mismatch")
 def table_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Read from a different table that has every column the query uses from the original one."""
     out = []
-    for sel in _selects(tree):
+    for sel in selects(tree):
         for tnode in [t for t in sel.find_all(ast.Table) if t.parent_select is sel]:
             key = (tnode.alias or tnode.name).lower()
             used = {c.name.lower() for c in sel.find_all(ast.Column)
-                    if (c.table or "").lower() == key or (not c.table and len(_scope_tables(sel)) == 1)}
+                    if (c.table or "").lower() == key or (not c.table and len(scope_tables(sel)) == 1)}
             others = [t for t in schema.tables if t.name.lower() != tnode.name.lower()
                       and used <= {c.name.lower() for c in t.columns}]
             if not others:
@@ -255,8 +188,8 @@ def table_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 def join_add(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Inner-join a table reachable by a foreign key that the question does not need."""
     out = []
-    for i, sel in enumerate(_selects(tree)):
-        scope = _scope_tables(sel)
+    for i, sel in enumerate(selects(tree)):
+        scope = scope_tables(sel)
         in_query = {t.lower() for t in scope.values()}
         links = []
         for fk in schema.foreign_keys:
@@ -272,7 +205,7 @@ def join_add(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
         new_alias = f"T{len(scope) + 1}" if uses_alias else b
         qual_a = alias_a if uses_alias else a
         copy = tree.copy()
-        target = _selects(copy)[i]
+        target = selects(copy)[i]
         if not target.args.get("from_"):
             continue
         if any(isinstance(c, ast.Column) and not c.table for c in target.find_all(ast.Column)) and not uses_alias:
@@ -303,7 +236,7 @@ def join_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
         if where is not None:
             for pred in list(conjuncts(where.this)):
                 if any((c.table or "").lower() == key for c in pred.find_all(ast.Column)):
-                    _remove_conjunct(sel, pred)
+                    remove_conjunct(sel, pred)
         for other in sel.args.get("joins") or []:
             if other is not join and (on := other.args.get("on")) is not None:
                 if any((c.table or "").lower() == key for c in on.find_all(ast.Column)):
@@ -315,17 +248,6 @@ def join_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 
 
 # --- value -------------------------------------------------------------------
-
-
-def _string_values(tree: Tree, schema: Schema):
-    out = []
-    for sel in _selects(tree):
-        for part in ("where", "having"):
-            node = sel.args.get(part)
-            if node is not None:
-                out += [n for n in node.find_all(ast.Literal, ast.Column)
-                        if n.parent_select is sel and is_string_like(n, schema)]
-    return out
 
 
 def _value_variant(text: str, rng: random.Random) -> str:
@@ -350,7 +272,7 @@ def value_variant(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
         node.replace(ast.Literal.string(new))
         return True
 
-    return _edit(tree, lambda t: _string_values(t, schema), change, rng)
+    return _edit(tree, lambda t: string_values(t, schema), change, rng)
 
 
 @operator("number_shift", "value_error")
@@ -375,45 +297,29 @@ def number_shift(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 # --- condition -----------------------------------------------------------------
 
 
-def _remove_conjunct(sel: ast.Select, pred: Tree) -> None:
-    where = sel.args.get("where")
-    parts = [p for p in conjuncts(where.this) if p is not pred]
-    if not parts:
-        where.pop()
-        return
-    cond = parts[0]
-    for p in parts[1:]:
-        cond = ast.and_(cond, p, copy=False)
-    where.set("this", cond)
-
-
 @operator("condition_drop", "condition_missing")
 def condition_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Remove one condition of a WHERE clause (the whole clause when it has one)."""
     def locate(t):
-        return [(sel, p) for sel in _selects(t) if (w := sel.args.get("where")) is not None
+        return [(sel, p) for sel in selects(t) if (w := sel.args.get("where")) is not None
                 for p in conjuncts(w.this)]
 
     def change(item, rng):
-        _remove_conjunct(*item)
+        remove_conjunct(*item)
         return True
 
     return _edit(tree, locate, change, rng)
-
-
-_FLIP = {ast.EQ: [ast.NEQ], ast.NEQ: [ast.EQ], ast.GT: [ast.LT, ast.GTE, ast.LTE], ast.LT: [ast.GT, ast.LTE, ast.GTE],
-         ast.GTE: [ast.LT, ast.GT], ast.LTE: [ast.GT, ast.LT]}
 
 
 @operator("operator_flip", "condition_error")
 def operator_flip(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Use the wrong comparison operator in a WHERE/HAVING condition."""
     def locate(t):
-        return [n for sel in _selects(t) for part in ("where", "having") if (w := sel.args.get(part)) is not None
-                for n in w.find_all(*_FLIP) if n.parent_select is sel]
+        return [n for sel in selects(t) for part in ("where", "having") if (w := sel.args.get(part)) is not None
+                for n in w.find_all(*FLIP) if n.parent_select is sel]
 
     def change(node, rng):
-        cls = rng.choice(_FLIP[type(node)])
+        cls = rng.choice(FLIP[type(node)])
         node.replace(cls(this=node.this.copy(), expression=node.expression.copy()))
         return True
 
@@ -441,10 +347,10 @@ def condition_column_swap(tree: Tree, schema: Schema, rng: random.Random) -> lis
     """Compare the wrong column: replace the column of a WHERE condition with another of its table."""
     def locate(t):
         out = []
-        for sel in _selects(t):
+        for sel in selects(t):
             w = sel.args.get("where")
             if w is not None:
-                out += [(c, sel, tab) for c, tab in _real_columns(sel, schema, w.find_all(ast.Column))
+                out += [(c, sel, tab) for c, tab in real_columns(sel, schema, w.find_all(ast.Column))
                         if c.parent_select is sel]
         return out
 
@@ -453,22 +359,19 @@ def condition_column_swap(tree: Tree, schema: Schema, rng: random.Random) -> lis
 
 # --- function ------------------------------------------------------------------
 
-_AGG_SWAP = {ast.Max: [ast.Min, ast.Avg], ast.Min: [ast.Max, ast.Avg], ast.Avg: [ast.Sum, ast.Max, ast.Min],
-             ast.Sum: [ast.Avg, ast.Count, ast.Max], ast.Count: [ast.Sum, ast.Max]}
-
 
 @operator("aggregate_swap", "function_error")
 def aggregate_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Use the wrong aggregate function (MAX for MIN, SUM for AVG, COUNT for SUM, ...)."""
     def locate(t):
-        return [n for n in t.find_all(*_AGG_SWAP)
+        return [n for n in t.find_all(*AGG_SWAP)
                 if not (isinstance(n, ast.Count) and isinstance(n.this, ast.Star))]
 
     def change(node, rng):
         arg = node.this.copy()
         if isinstance(arg, ast.Distinct):
             return False
-        node.replace(rng.choice(_AGG_SWAP[type(node)])(this=arg))
+        node.replace(rng.choice(AGG_SWAP[type(node)])(this=arg))
         return True
 
     return _edit(tree, locate, change, rng)
@@ -495,7 +398,7 @@ def aggregate_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]
 def group_by_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Drop a GROUP BY clause (and its HAVING)."""
     def locate(t):
-        return [s for s in _selects(t) if s.args.get("group") is not None]
+        return [s for s in selects(t) if s.args.get("group") is not None]
 
     def change(sel, rng):
         sel.args["group"].pop()
@@ -510,8 +413,8 @@ def group_by_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 def order_by_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Sort by the wrong column in an ORDER BY ... LIMIT query."""
     def locate(t):
-        return [(c, sel, tab) for sel in _selects(t) if sel.args.get("order") is not None and sel.args.get("limit")
-                for c, tab in _real_columns(sel, schema, sel.args["order"].find_all(ast.Column))]
+        return [(c, sel, tab) for sel in selects(t) if sel.args.get("order") is not None and sel.args.get("limit")
+                for c, tab in real_columns(sel, schema, sel.args["order"].find_all(ast.Column))]
 
     return _edit(tree, locate, _column_swapper(schema), rng)
 
@@ -520,7 +423,7 @@ def order_by_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 def having_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Drop a HAVING clause."""
     def locate(t):
-        return [s for s in _selects(t) if s.args.get("having") is not None]
+        return [s for s in selects(t) if s.args.get("having") is not None]
 
     def change(sel, rng):
         sel.args["having"].pop()
@@ -529,17 +432,14 @@ def having_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     return _edit(tree, locate, change, rng)
 
 
-_SETOPS = [ast.Union, ast.Intersect, ast.Except]
-
-
 @operator("set_operation_swap", "clause_error")
 def set_operation_swap(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Use the wrong set operation (UNION / INTERSECT / EXCEPT)."""
     def locate(t):
-        return list(t.find_all(*_SETOPS))
+        return list(t.find_all(*SETOPS))
 
     def change(node, rng):
-        cls = rng.choice([c for c in _SETOPS if not isinstance(node, c)])
+        cls = rng.choice([c for c in SETOPS if not isinstance(node, c)])
         new = cls(this=node.this.copy(), expression=node.expression.copy(), distinct=True)
         if node.parent is None:
             return new
@@ -569,7 +469,7 @@ def sort_direction_flip(tree: Tree, schema: Schema, rng: random.Random) -> list[
 def limit_change(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Return the wrong number of rows: change or drop a LIMIT."""
     def locate(t):
-        return [s for s in _selects(t) if s.args.get("limit") is not None]
+        return [s for s in selects(t) if s.args.get("limit") is not None]
 
     def change(sel, rng):
         lim = sel.args["limit"]
@@ -591,7 +491,7 @@ def limit_change(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
 def distinct_toggle(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Add or remove DISTINCT (on the SELECT list or inside COUNT)."""
     def locate(t):
-        return _selects(t) + [c for c in t.find_all(ast.Count) if not isinstance(c.this, ast.Star)]
+        return selects(t) + [c for c in t.find_all(ast.Count) if not isinstance(c.this, ast.Star)]
 
     def change(node, rng):
         if isinstance(node, ast.Count):
