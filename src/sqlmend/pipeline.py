@@ -1,4 +1,4 @@
-"""The correction pipeline: static → memory → detector → refinement → guard.
+"""The correction pipeline: static → memory → detector → search → refinement → guard.
 
 ``Pipeline(config).correct(task)`` runs the configured stages on one task and
 returns a :class:`~sqlmend.types.Correction`; :func:`correct_batch` runs many
@@ -38,6 +38,7 @@ from sqlmend.memory.stage import MemoryStage
 from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionStage, SelfDebugStage
 from sqlmend.refine.stage import RefineStage
 from sqlmend.rules.stage import StaticStage
+from sqlmend.search.stage import SearchStage
 from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task
@@ -48,6 +49,7 @@ STAGES: dict[str, type[Stage] | None] = {
     "static": StaticStage,
     "memory": MemoryStage,
     "detector": DetectorStage,
+    "search": SearchStage,
     "refine": None,
 }
 

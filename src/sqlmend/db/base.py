@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlmend.errors import DatabaseError, QueryError
-from sqlmend.sql.safety import check_read_only
+from sqlmend.sql.safety import check_read_only, check_read_only_tree
 from sqlmend.types import ColumnProfile, ExecResult, Schema
 
 if TYPE_CHECKING:
@@ -168,6 +168,29 @@ class Database(ABC):
             QueryError: the engine rejected or failed the query.
         """
         check_read_only(sql, self.dialect)
+        return self._timed(sql, timeout, max_rows)
+
+    def execute_parsed(self, tree: Any, sql: str, timeout: float = DEFAULT_TIMEOUT,
+                       max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:
+        """Run one read-only query whose tree the caller already holds (no second parse).
+
+        The read-only check runs on ``tree`` (``sql.check_read_only_tree``); ``sql``
+        must be that tree rendered in this database's dialect (many candidates
+        of a repair search are checked and run this way).
+
+        Args:
+            tree: the parsed statement (``sqlmend.sql.parse``).
+            sql: its text.
+            timeout: seconds before the query is interrupted.
+            max_rows: rows returned at most.
+
+        Returns:
+            The result, as :meth:`execute`.
+
+        Raises:
+            ReadOnlyViolation, QueryTimeout, QueryError: as :meth:`execute`.
+        """
+        check_read_only_tree(tree)
         return self._timed(sql, timeout, max_rows)
 
     def _timed(self, sql: str, timeout: float, max_rows: int) -> ExecResult:

@@ -1,0 +1,209 @@
+"""Bounded, error-guided repair search: generate edited candidates, run them, keep distinct results.
+
+Order of work for one query:
+
+1. generators of the error types that earlier stages located (``findings``)
+   run first, the rest after them (with no finding, every generator at every
+   node it applies to);
+2. each one-edit candidate is rendered, passes the read-only check on its tree
+   (``sql.check_read_only_tree``), runs under the time limit, and is kept only
+   if its result differs from the original's and from every kept candidate's
+   (deduplicated by result, as sets of rows);
+3. the best ``expand`` one-edit candidates (by the verifier when one is given,
+   else in generation order) get a second edit;
+4. the search stops at ``beam`` executed candidates or ``budget`` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from sqlmend import sql as sqlmod
+from sqlmend.errors import DatabaseError, SqlError
+from sqlmend.search.generators import Generator, SearchInput, all_generators
+from sqlmend.types import ExecResult, Finding
+
+
+@dataclass
+class Executed:
+    """One query of the search (the original or a candidate) with what running it gave."""
+
+    sql: str
+    edits: list[str] = field(default_factory=list)  # labels of the edits from the original
+    generators: list[str] = field(default_factory=list)
+    result: ExecResult | None = None
+    error: str | None = None
+    tree: Any = None
+    score: float | None = None
+
+    @property
+    def rows(self) -> int:
+        return len(self.result.rows) if self.result is not None else -1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sql": self.sql, "edits": self.edits, "generators": self.generators, "rows": self.rows,
+                "error": self.error, "score": None if self.score is None else round(self.score, 4)}
+
+
+@dataclass
+class SearchSettings:
+    """Bounds of one search."""
+
+    beam: int = 200  # executed candidates at most
+    expand: int = 6  # one-edit candidates that get a second edit
+    two_edits: bool = True
+    budget: float = 0.4  # seconds of search per query (generation + execution)
+    timeout: float = 1.0  # seconds per candidate execution
+    max_rows: int = 2000
+    max_per_node: int = 5
+
+
+@dataclass
+class SearchResult:
+    """The original and the distinct executed candidates, with counts."""
+
+    original: Executed
+    candidates: list[Executed]
+    generated: int = 0
+    executed: int = 0
+    failed: int = 0
+    duplicates: int = 0
+    seconds: float = 0.0
+    stopped: str = ""  # why the search stopped early ("beam", "budget"), "" when exhausted
+
+
+def result_key(result: ExecResult) -> tuple:
+    """A hashable key of a result as a set of rows (the execution-accuracy rule)."""
+    rows = set()
+    for r in result.rows:
+        rows.add(tuple(int(v) if isinstance(v, float) and v.is_integer() else v for v in r))
+    try:
+        return len(result.columns), frozenset(rows)
+    except TypeError:
+        return len(result.columns), frozenset(map(repr, rows))
+
+
+def order_generators(findings: Iterable[Finding], generators: Iterable[Generator] | None = None) -> list[Generator]:
+    """Generators of the located error types first, then the others (catalogue order within each)."""
+    gens = list(generators if generators is not None else all_generators())
+    located = {f.error_type for f in findings}
+    first = [g for g in gens if located & set(g.error_types)]
+    return first + [g for g in gens if g not in first]
+
+
+class _Runner:
+    def __init__(self, db: Any, original: Executed, settings: SearchSettings, deadline: float):
+        self.db = db
+        self.settings = settings
+        self.deadline = deadline
+        self.dialect = getattr(db, "dialect", "sqlite")
+        self.seen_sql = {original.sql.strip()}
+        self.seen = {result_key(original.result)} if original.result is not None else set()
+        self.out: list[Executed] = []
+        self.generated = self.executed = self.failed = self.duplicates = 0
+        self.stopped = ""
+
+    def full(self) -> bool:
+        if self.executed >= self.settings.beam:
+            self.stopped = "beam"
+            return True
+        if time.perf_counter() > self.deadline:
+            self.stopped = "budget"
+            return True
+        return False
+
+    def run(self, base: Executed, gens: list[Generator], inp: SearchInput) -> None:
+        for gen in gens:
+            try:
+                produced = list(gen(base.tree, inp))
+            except Exception:  # a generator tripping on an odd tree skips it, never stops the search
+                continue
+            for tree, label in produced:
+                if self.full():
+                    return
+                self.generated += 1
+                try:
+                    text = sqlmod.render(tree, dialect=self.dialect)
+                except SqlError:
+                    continue
+                if text.strip() in self.seen_sql:
+                    continue
+                self.seen_sql.add(text.strip())
+                self.executed += 1
+                try:
+                    res = self.db.execute_parsed(tree, text, timeout=self.settings.timeout,
+                                                 max_rows=self.settings.max_rows)
+                except (DatabaseError, SqlError):
+                    self.failed += 1
+                    continue
+                if not res.columns:
+                    continue
+                key = result_key(res)
+                if key in self.seen:
+                    self.duplicates += 1
+                    continue
+                self.seen.add(key)
+                self.out.append(Executed(text, base.edits + [label], base.generators + [gen.name], res,
+                                         tree=tree))
+
+
+def execute_original(db: Any, text: str, timeout: float, max_rows: int,
+                     result: ExecResult | None = None, error: str | None = None) -> Executed:
+    """The original query as an :class:`Executed` (parsed and run unless given)."""
+    orig = Executed(text, result=result, error=error)
+    dialect = getattr(db, "dialect", "sqlite")
+    try:
+        orig.tree = sqlmod.parse(text, dialect=dialect)
+    except SqlError as exc:
+        orig.error = orig.error or f"parse: {exc}"
+        return orig
+    if orig.result is None and orig.error is None:
+        try:
+            orig.result = db.execute_parsed(orig.tree, text, timeout=timeout, max_rows=max_rows)
+        except (DatabaseError, SqlError) as exc:
+            orig.error = str(exc) or type(exc).__name__
+    return orig
+
+
+def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Finding] = (),
+           settings: SearchSettings | None = None,
+           rank: Callable[[Executed, list[Executed]], list[float]] | None = None) -> SearchResult:
+    """Search one- and two-edit repairs of ``original`` (see the module doc).
+
+    Args:
+        db: the open database.
+        original: the query with its tree and result (:func:`execute_original`).
+        inp: what generators read about the question and schema.
+        findings: earlier stages' findings; their error types order the generators.
+        settings: the bounds.
+        rank: ``(original, candidates) -> scores``: which one-edit candidates get a second edit.
+
+    Returns:
+        The :class:`SearchResult` (no candidate when the original does not parse).
+    """
+    settings = settings or SearchSettings()
+    start = time.perf_counter()
+    if original.tree is None:
+        return SearchResult(original, [], seconds=time.perf_counter() - start)
+    inp.max_per_node = settings.max_per_node
+    gens = order_generators(findings)
+    runner = _Runner(db, original, settings, start + settings.budget)
+    runner.run(original, gens, inp)
+    if settings.two_edits and runner.out and not runner.full():
+        firsts = list(runner.out)
+        if rank is not None:
+            scores = rank(original, firsts)
+            order = sorted(range(len(firsts)), key=lambda i: -scores[i])
+            for i, s in enumerate(scores):
+                firsts[i].score = s
+        else:
+            order = list(range(len(firsts)))
+        for i in order[: settings.expand]:
+            if runner.full():
+                break
+            base = firsts[i]
+            runner.run(base, [g for g in gens if g.name != base.generators[-1]], inp)
+    return SearchResult(original, runner.out, runner.generated, runner.executed, runner.failed,
+                        runner.duplicates, time.perf_counter() - start, runner.stopped)

@@ -1,0 +1,153 @@
+"""What every repair generator shares: the per-query inputs, the record, the exhaustive edit loop.
+
+A generator is the repair direction of an injection operator
+(:mod:`sqlmend.synth.operators`): it looks at the same places of the tree
+(:mod:`sqlmend.synth.nodes`) but, instead of sampling one edit, it yields every
+edit it can make there, each on its own copy of the tree, with a short label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable, Iterator
+
+from sqlmend import taxonomy
+from sqlmend.sql import ast
+from sqlmend.structure.linking import name_links, value_candidates
+from sqlmend.synth.nodes import type_class
+from sqlmend.types import Schema
+
+Tree = ast.Expression
+#: What a generator yields: an edited copy of the tree and a label of the edit.
+Candidate = tuple[Tree, str]
+
+
+@dataclass
+class SearchInput:
+    """What generators may read about one query besides its tree.
+
+    ``value_index`` is the database's value index (``db.value_index()``), or
+    None (literal generators then yield nothing). ``max_per_node`` caps the
+    alternatives a generator offers at one location (best ranked first).
+    """
+
+    question: str
+    schema: Schema
+    value_index: Any = None
+    evidence: str = ""
+    max_per_node: int = 4
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def link_scores(self) -> dict[str, float]:
+        """``{"table.column" or "table" (lower case): best name-link score}`` of the question."""
+        out: dict[str, float] = {}
+        for link in name_links(f"{self.question} {self.evidence}", self.schema):
+            key = link.target.lower()
+            out[key] = max(out.get(key, 0.0), link.score)
+        return out
+
+    @cached_property
+    def literals(self) -> list[str]:
+        """Phrases of the question that may be cell values (quoted, capitalized, numbers)."""
+        return value_candidates(self.question)
+
+    def column_score(self, table: str, column: str) -> float:
+        """How strongly the question names ``table.column`` (0 when it does not)."""
+        return self.link_scores.get(f"{table}.{column}".lower(), 0.0)
+
+    def ranked_columns(self, tables: dict[str, str], exclude: set[str] = frozenset(),
+                       like: tuple[str, str] | None = None, linked_only: bool = False) -> list[tuple[str, str, str]]:
+        """Columns of the tables in scope, the ones the question names first.
+
+        Args:
+            tables: ``{alias (lower): table}`` of a SELECT (``structure.canonical.scope_tables``).
+            exclude: ``"table.column"`` (lower case) to leave out.
+            like: ``(table, column)``: columns of its table and type class come before others.
+            linked_only: only columns the question names (by name link).
+
+        Returns:
+            ``(alias, table, column)`` triples, at most ``max_per_node``.
+        """
+        scored = []
+        for alias, table in tables.items():
+            tab = self.schema.table(table)
+            if tab is None:
+                continue
+            for col in tab.columns:
+                key = f"{tab.name}.{col.name}".lower()
+                if key in exclude:
+                    continue
+                score = self.column_score(tab.name, col.name)
+                if linked_only and score <= 0:
+                    continue
+                near = 0.0
+                if like is not None:
+                    same_table = tab.name.lower() == like[0].lower()
+                    mine = self.schema.table(like[0])
+                    me = mine.column(like[1]) if mine else None
+                    same_type = me is not None and type_class(me.type) == type_class(col.type)
+                    near = 0.2 * same_table + 0.1 * same_type
+                scored.append((score + near, alias, tab.name, col.name))
+        scored.sort(key=lambda s: -s[0])
+        return [(a, t, c) for _, a, t, c in scored[: self.max_per_node]]
+
+
+@dataclass(frozen=True)
+class Generator:
+    """A repair generator: every candidate edit of one kind, at every place it applies."""
+
+    name: str
+    error_types: tuple[str, ...]  # taxonomy ids it repairs
+    generate: Callable[[Tree, SearchInput], Iterator[Candidate]]
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        for t in self.error_types:
+            taxonomy.get(t)
+
+    def __call__(self, tree: Tree, inp: SearchInput) -> Iterator[Candidate]:
+        return self.generate(tree, inp)
+
+
+def each_edit(tree: Tree, locate: Callable[[Tree], list], options: Callable[[Any], list[tuple[Any, str]]],
+              apply: Callable[[Any, Any], Any]) -> Iterator[Candidate]:
+    """Yield one edited copy of ``tree`` per located node and per option at that node.
+
+    Args:
+        tree: the query's tree (never modified).
+        locate: ``tree -> nodes`` (deterministic, so the i-th node of a copy is the i-th of the tree).
+        options: ``node -> [(option, label)]`` read on the original tree.
+        apply: ``(node of the copy, option) -> result``: False when it could not edit,
+            the new root when it replaced the root node, True when it edited in place.
+    """
+    nodes = locate(tree)
+    for i, node in enumerate(nodes):
+        for option, label in options(node):
+            copy = tree.copy()
+            targets = locate(copy)
+            if i >= len(targets):
+                continue
+            done = apply(targets[i], option)
+            if done is False:
+                continue
+            yield (done if isinstance(done, ast.Expression) else copy), label
+
+
+def column_like(name: str, alias: str | None) -> ast.Column:
+    """A column node, qualified when ``alias`` is given."""
+    return ast.column(name, table=alias or None)
+
+
+def qualifier(sel: ast.Select, alias: str, table: str) -> str | None:
+    """How a new column of ``alias`` should be qualified in ``sel`` (None: unqualified is fine)."""
+    from sqlmend.structure.canonical import scope_tables
+
+    scope = scope_tables(sel)
+    if len(scope) <= 1 and not any(isinstance(c, ast.Column) and c.table for c in sel.find_all(ast.Column)):
+        return None
+    for t in sel.find_all(ast.Table):
+        if t.parent_select is sel and (t.alias or t.name).lower() == alias:
+            return t.alias or t.name
+    return table

@@ -1,0 +1,89 @@
+"""literal_rebind: rebind a compared literal to a value the database stores (value index, all modes)."""
+
+from __future__ import annotations
+
+import re
+
+from sqlmend.db import MODES
+from sqlmend.search.generators.base import Generator, each_edit, qualifier
+from sqlmend.sql import ast
+from sqlmend.structure.canonical import is_string_like, scope_tables
+from sqlmend.synth.nodes import selects, table_of
+
+_CMP = (ast.EQ, ast.NEQ, ast.Like, ast.GT, ast.GTE, ast.LT, ast.LTE)
+
+
+def _text(node) -> str:
+    return str(node.name if isinstance(node, ast.Column) else node.this)
+
+
+def _locate_for(inp):
+    def locate(tree):
+        out = []
+        for sel in selects(tree):
+            for part in ("where", "having"):
+                w = sel.args.get(part)
+                if w is None:
+                    continue
+                for cmp in w.find_all(*_CMP):
+                    if cmp.parent_select is not sel:
+                        continue
+                    col, lit = cmp.this, cmp.expression
+                    if isinstance(col, ast.Column) and not is_string_like(col, inp.schema) and (
+                            isinstance(lit, ast.Literal) or is_string_like(lit, inp.schema)):
+                        out.append((cmp, sel))
+        return out
+
+    return locate
+
+
+def _options_for(inp):
+    def options(item):
+        cmp, sel = item
+        col, lit = cmp.this, cmp.expression
+        value = _text(lit).strip("%")
+        table = table_of(col, sel, inp.schema)
+        out = []
+        vi = inp.value_index
+        is_text = isinstance(lit, ast.Column) or lit.is_string
+        if vi is not None and table and is_text and value:
+            for m in vi.matches(table, col.name, value, modes=MODES, limit=3):
+                if m.value != value:
+                    out.append(((None, m.value), f"value {value!r} -> {m.value!r} ({m.mode})"))
+            scope = scope_tables(sel)
+            in_scope = {t.lower(): a for a, t in scope.items()}
+            for m in vi.search(value, mode="ci", limit=6):
+                if m.table.lower() in in_scope and (m.table.lower(), m.column.lower()) != (table.lower(),
+                                                                                        col.name.lower()):
+                    out.append(((qualifier(sel, in_scope[m.table.lower()], m.table), m.column, m.value),
+                                f"value {value!r} is stored in {m.table}.{m.column}"))
+        elif not is_text:
+            numbers = [n for n in re.findall(r"\b\d+(?:\.\d+)?\b", inp.question) if n != str(lit.this)]
+            out += [((None, float(n) if "." in n else int(n)), f"number {lit.this} -> {n}") for n in numbers[:3]]
+        return out[: inp.max_per_node]
+
+    return options
+
+
+def _apply(item, option):
+    cmp, _ = item
+    if len(option) == 3:
+        qual, column, value = option
+        cmp.this.replace(ast.column(column, table=qual))
+    else:
+        value = option[1]
+    if isinstance(value, str):
+        if isinstance(cmp, ast.Like):
+            value = f"%{value}%"
+        cmp.expression.replace(ast.Literal.string(value))
+    else:
+        cmp.expression.replace(ast.Literal.number(value))
+    return True
+
+
+def generate(tree, inp):
+    """Compare with the value as stored (case, spacing, plural, prefix, approximate), or in the column storing it."""
+    yield from each_edit(tree, _locate_for(inp), _options_for(inp), _apply)
+
+
+GENERATOR = Generator("literal_rebind", ("value_error", "condition_error"), generate, generate.__doc__)

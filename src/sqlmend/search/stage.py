@@ -1,0 +1,148 @@
+"""The ``search`` stage: repair by choosing among executed candidates (no model needed).
+
+For a query that earlier evidence flags (a finding of an earlier stage, an
+execution error, or an empty result; ``scope="all"``: every query), the stage
+runs the bounded repair search (:mod:`sqlmend.search.engine`), scores the
+original and every candidate with the verifier, and proposes the best
+candidate only when its score beats the original's by the calibrated margin;
+the guard then decides as for every rewrite. With a ``verifier`` model endpoint
+the feature verifier's top candidates go to one listwise call instead.
+The trace keeps the top candidates with their edits, scores and row counts.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sqlmend import guard
+from sqlmend.errors import ConfigError
+from sqlmend.search.engine import Executed, SearchSettings, execute_original, search
+from sqlmend.search.generators import SearchInput
+from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
+from sqlmend.types import StageContext, StageTrace
+
+
+class SearchOptions(BaseModel):
+    """Options of the search stage (``--option search.KEY=VALUE``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: Literal["flagged", "all"] = Field(
+        "flagged", description="which queries are searched: flagged (a finding, an execution error or "
+                               "an empty result) or all")
+    beam: int = Field(200, ge=1, description="executed candidates per query at most")
+    expand: int = Field(6, ge=0, description="one-edit candidates that get a second edit")
+    budget: float = Field(0.4, gt=0, description="seconds of search per query")
+    timeout: float = Field(1.0, gt=0, description="seconds per candidate execution")
+    max_rows: int = Field(2000, gt=0, description="rows fetched per candidate")
+    margin: float | None = Field(None, description="score gap the best candidate needs over the original "
+                                                   "(default: the margin calibrated on Spider train)")
+    top: int = Field(5, ge=1, description="candidates kept in the trace")
+    weights: str | None = Field(None, description="verifier weights file (default: the shipped one)")
+
+
+class SearchStage:
+    """Error-guided repair search with a trained verifier (see the module doc)."""
+
+    name = "search"
+    Settings = SearchOptions
+
+    def __init__(self, settings: SearchOptions | None = None, run: Any = None):
+        self.settings = settings or SearchOptions()
+        self.run_timeout = float(getattr(run, "timeout", 30.0) or 30.0)
+        self._verifier: FeatureVerifier | None = None
+
+    @classmethod
+    def from_config(cls, config: Any, run: Any = None) -> "SearchStage":
+        """Build from a pipeline configuration (its ``options["search"]``) or an options dict."""
+        options = config if isinstance(config, dict) else (getattr(config, "options", {}) or {}).get("search", {})
+        try:
+            settings = SearchOptions(**options)
+        except Exception as exc:  # pydantic's message names the unknown or bad key
+            raise ConfigError(f"search options: {exc}; known: {', '.join(SearchOptions.model_fields)}") from None
+        return cls(settings, run if run is not None else config)
+
+    @property
+    def verifier(self) -> FeatureVerifier:
+        if self._verifier is None:
+            self._verifier = FeatureVerifier(self.settings.weights)
+        return self._verifier
+
+    def run(self, ctx: StageContext) -> StageTrace:
+        """Search, score and (maybe) propose one repair of ``ctx.sql``."""
+        start = time.perf_counter()
+        s = self.settings
+        trace = StageTrace(stage=self.name, status="ran")
+        orig = execute_original(ctx.db, ctx.sql, s.timeout if s.scope == "all" else self.run_timeout,
+                                s.max_rows, ctx.exec_result, ctx.exec_error)
+        flags = [f.code for f in ctx.findings]
+        if orig.error:
+            flags.append("execution error")
+        elif orig.result is not None and not orig.result.rows:
+            flags.append("empty result")
+        trace.detail["flags"] = flags
+        if orig.tree is None:
+            trace.status, trace.note = "skipped", "the SQL does not parse"
+            return self._done(trace, start)
+        if s.scope == "flagged" and not flags:
+            trace.status, trace.note = "skipped", "nothing flags this query (scope=flagged)"
+            return self._done(trace, start)
+        schema = ctx.db.schema()
+        inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "")
+        settings = SearchSettings(beam=s.beam, expand=s.expand, budget=s.budget, timeout=s.timeout,
+                                  max_rows=s.max_rows)
+        verifier = self.verifier
+
+        def rank(original: Executed, cands: list[Executed]) -> list[float]:
+            return verifier.score_all(inp, original, cands)[1:]
+
+        found = search(ctx.db, orig, inp, ctx.findings, settings, rank=rank)
+        cands = found.candidates
+        trace.detail.update({"generated": found.generated, "executed": found.executed,
+                             "distinct": len(cands), "failed": found.failed, "stopped": found.stopped,
+                             "search_seconds": round(found.seconds, 4)})
+        if not cands:
+            trace.note = f"{found.executed} candidate(s) executed, none with a new result"
+            return self._done(trace, start)
+        scores = verifier.score_all(inp, orig, cands)
+        orig.score = scores[0]
+        for c, sc in zip(cands, scores[1:]):
+            c.score = sc
+        ranked = sorted(cands, key=lambda c: -c.score)
+        margin = s.margin if s.margin is not None else verifier.margin
+        backend = ctx.backend("verifier")
+        chosen: Executed | None = None
+        if backend is not None:
+            listwise = ListwiseVerifier(backend)
+            picks = listwise.score_all(inp, orig, ranked)
+            trace.calls, trace.tokens_in, trace.tokens_out = listwise.calls, listwise.tokens_in, listwise.tokens_out
+            pick = picks.index(max(picks))
+            chosen = ranked[pick - 1] if pick > 0 else None
+            trace.detail["verifier"] = f"listwise (model), choice {pick}"
+        else:
+            best = ranked[0]
+            if best.score - orig.score > margin:
+                chosen = best
+            trace.detail["verifier"] = f"features, margin {margin:g}"
+        trace.detail["original"] = orig.to_dict()
+        trace.detail["top"] = [c.to_dict() for c in ranked[: s.top]]
+        if chosen is None:
+            trace.note = (f"{len(cands)} distinct candidate(s); best {ranked[0].score:.3f} vs original "
+                          f"{orig.score:.3f}: the original is kept")
+            return self._done(trace, start)
+        trace.candidate = chosen.sql
+        full = orig.result if orig.result is not None and not orig.result.truncated else None
+        trace.verdict = guard.validate(ctx.db, ctx.sql, chosen.sql, timeout=self.run_timeout,
+                                       original_result=full, original_error=orig.error)
+        trace.detail["edits"] = chosen.edits
+        trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
+                      f"({chosen.score:.3f} vs original {orig.score:.3f}); {trace.verdict.reason}")
+        return self._done(trace, start)
+
+    @staticmethod
+    def _done(trace: StageTrace, start: float) -> StageTrace:
+        trace.seconds = round(time.perf_counter() - start, 4)
+        return trace

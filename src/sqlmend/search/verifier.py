@@ -1,0 +1,162 @@
+"""Verifiers: P(correct | question, evidence, schema, SQL, result) behind one interface.
+
+* :class:`FeatureVerifier` — gradient-boosted trees over :mod:`sqlmend.search.features`,
+  trained here on Spider *train* only (``sqlmend train-verifier``); the trees
+  ship as JSON (``verifier.json`` beside this module) and are evaluated with
+  numpy, so a fresh install needs no training and no scikit-learn at run time.
+* :class:`ListwiseVerifier` — with a model endpoint: one call that sees the
+  numbered candidates (0 = the original) and answers with one number.
+
+Both score the original and every candidate of one search; the stage compares
+the best candidate's score with the original's (:mod:`sqlmend.search.decide`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from sqlmend.errors import ConfigError
+from sqlmend.search.engine import Executed
+from sqlmend.search.features import FEATURE_NAMES, Featurizer
+from sqlmend.search.generators import SearchInput
+
+#: The shipped weights (written by ``sqlmend train-verifier``).
+WEIGHTS = Path(__file__).with_name("verifier.json")
+
+
+class Verifier(Protocol):
+    """Scores the original and the candidates of one search."""
+
+    name: str
+
+    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed]) -> list[float]:
+        """``[P(original correct), P(candidate 1 correct), ...]``."""
+        ...
+
+
+class TreeEnsemble:
+    """Gradient-boosted binary trees stored as arrays (sklearn's HistGradientBoosting, exported)."""
+
+    def __init__(self, spec: dict[str, Any]):
+        self.baseline = float(spec["baseline"])
+        self.features = list(spec["features"])
+        self.trees = [{k: np.asarray(v) for k, v in t.items()} for t in spec["trees"]]
+
+    def raw(self, X: np.ndarray) -> np.ndarray:
+        """The summed log-odds of each row of ``X`` (columns in ``self.features`` order)."""
+        out = np.full(X.shape[0], self.baseline, dtype=np.float64)
+        for t in self.trees:
+            node = np.zeros(X.shape[0], dtype=np.int64)
+            while True:
+                leaf = t["is_leaf"][node].astype(bool)
+                if leaf.all():
+                    break
+                f = t["feature"][node]
+                x = X[np.arange(X.shape[0]), f]
+                go_left = np.where(np.isnan(x), t["missing_left"][node].astype(bool), x <= t["threshold"][node])
+                nxt = np.where(go_left, t["left"][node], t["right"][node])
+                node = np.where(leaf, node, nxt)
+            out += t["value"][node]
+        return out
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self.raw(X)))
+
+
+@lru_cache(maxsize=4)
+def load_weights(path: str | None = None) -> dict[str, Any]:
+    """The verifier file (``{"model": ..., "decision": ..., "training": ...}``)."""
+    p = Path(path) if path else WEIGHTS
+    if not p.exists():
+        raise ConfigError(f"no verifier weights at {p}; run `sqlmend train-verifier`")
+    return json.loads(p.read_text())
+
+
+class FeatureVerifier:
+    """The trained feature verifier (see the module doc)."""
+
+    name = "features"
+
+    def __init__(self, path: str | Path | None = None):
+        spec = load_weights(str(path) if path else None)
+        self.spec = spec
+        self.model = TreeEnsemble(spec["model"])
+        if self.model.features != FEATURE_NAMES:
+            missing = sorted(set(self.model.features) ^ set(FEATURE_NAMES))
+            raise ConfigError(f"verifier weights were trained on other features ({missing[:5]}...); "
+                              "run `sqlmend train-verifier`")
+        self.margin = float(spec.get("decision", {}).get("margin", 0.5))
+
+    def vectors(self, inp: SearchInput, original: Executed, candidates: list[Executed],
+                dialect: str = "sqlite") -> np.ndarray:
+        """The feature matrix: the original first, then the candidates."""
+        fz = Featurizer(inp, dialect)
+        vec, raw = fz.vector(original.tree, original.result, original.error, [], None)
+        rows = [vec]
+        for c in candidates:
+            rows.append(fz.vector(c.tree, c.result, c.error, c.generators, raw)[0])
+        return np.asarray(rows, dtype=np.float64)
+
+    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed]) -> list[float]:
+        return self.model.proba(self.vectors(inp, original, candidates)).tolist()
+
+
+_ANSWER = re.compile(r"-?\d+")
+
+
+class ListwiseVerifier:
+    """One model call chooses among numbered candidates (0 keeps the original).
+
+    The answer is read as the first integer; the chosen one scores 1, the others
+    0 (an unreadable answer scores the original 1: nothing changes).
+    """
+
+    name = "listwise"
+
+    def __init__(self, backend: Any, max_candidates: int = 8, max_rows_shown: int = 3):
+        self.backend = backend
+        self.max_candidates = max_candidates
+        self.max_rows_shown = max_rows_shown
+        self.calls = 0
+        self.tokens_in = 0
+        self.tokens_out = 0
+
+    def prompt(self, inp: SearchInput, original: Executed, candidates: list[Executed]) -> str:
+        template = (Path(__file__).parent / "prompts" / "listwise.md").read_text()
+        tables = "\n".join(f"{t.name}({', '.join(c.name for c in t.columns)})" for t in inp.schema.tables)
+        items = []
+        for i, e in enumerate([original, *candidates[: self.max_candidates]]):
+            if e.result is None:
+                shown = f"error: {e.error}"
+            else:
+                rows = e.result.rows[: self.max_rows_shown]
+                shown = f"{len(e.result.rows)} row(s): " + "; ".join(map(str, rows))
+            items.append(f"[{i}] {e.sql}\n    -> {shown}")
+        return template.format(schema=tables, question=inp.question, evidence=inp.evidence or "none",
+                               candidates="\n".join(items), last=min(len(candidates), self.max_candidates))
+
+    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed]) -> list[float]:
+        text = self.prompt(inp, original, candidates)
+        reply = self.backend.chat([{"role": "user", "content": text}], {"temperature": 0, "max_tokens": 8},
+                                  stage="verifier")
+        self.calls += 1
+        usage = getattr(reply, "usage", None)
+        self.tokens_in += getattr(usage, "tokens_in", 0) or 0
+        self.tokens_out += getattr(usage, "tokens_out", 0) or 0
+        m = _ANSWER.search(getattr(reply, "text", "") or "")
+        choice = int(m.group()) if m else 0
+        if not 0 <= choice <= min(len(candidates), self.max_candidates):
+            choice = 0
+        return [1.0 if i == choice else 0.0 for i in range(len(candidates) + 1)]
+
+
+def logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
