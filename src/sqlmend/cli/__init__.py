@@ -48,6 +48,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.models_cmd",
     "sqlmend.cli.detect_cmd",
     "sqlmend.cli.review_cmd",
+    "sqlmend.cli.search_cmd",
 ]
 
 

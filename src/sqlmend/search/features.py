@@ -63,12 +63,12 @@ FEATURE_NAMES: list[str] = (
        "m_not", "m_both", "m_gt", "m_lt", "m_top"]
     + ["l_select_linked", "l_select_frac", "l_cols_frac", "l_where_frac", "l_unused_linked",
        "l_tables_linked_frac", "l_lit_in_question", "l_lit_stored", "l_qlit_used", "l_num_in_question",
-       "l_qnum_used", "l_n_literals"]
+       "l_qnum_used", "l_n_literals", "l_unused_tables"]
     + ["r_error", "r_empty", "r_rows_log", "r_cols", "r_one_row", "r_null_answer", "r_zero_answer",
        "r_dupes", "r_truncated"]
-    + ["e_original", "e_n_edits"] + [f"e_gen_{g}" for g in _GENERATORS]
+    + ["e_original", "e_n_edits", "e_guided", "o_findings", "o_strict"] + [f"e_gen_{g}" for g in _GENERATORS]
     + ["d_rows_log", "d_cols", "d_from_error", "d_from_empty", "d_to_empty", "d_select_frac",
-       "d_cols_frac", "d_unused_linked", "d_lit_stored", "d_cue_match"]
+       "d_cols_frac", "d_unused_linked", "d_lit_stored", "d_cue_match", "d_unused_tables"]
 )
 
 _INDEX = {n: i for i, n in enumerate(FEATURE_NAMES)}
@@ -141,6 +141,7 @@ def _linking(f: Any, inp: SearchInput, question_low: str) -> dict[str, float]:
     tables = {t.name.lower() for t in f.tables}
     linked_cols = {k for k in links if "." in k}
     unused = {k for k in linked_cols if k.split(".")[0] in tables and k not in cols}
+    unused_tables = {k for k in links if "." not in k and k not in tables}
     lits = [lit for lit in f.literals if isinstance(lit.value, str)]
     nums = [lit for lit in f.literals if isinstance(lit.value, (int, float)) and not isinstance(lit.value, bool)
             and lit.clause != "limit"]
@@ -170,6 +171,7 @@ def _linking(f: Any, inp: SearchInput, question_low: str) -> dict[str, float]:
         "l_num_in_question": frac(sum(_num_text(lit.value) in question_low for lit in nums), len(nums)),
         "l_qnum_used": frac(sum(p in {_num_text(lit.value) for lit in nums} for p in qnums), len(qnums)),
         "l_n_literals": float(len(lits) + len(nums)),
+        "l_unused_tables": float(len(unused_tables)),
     }
 
 
@@ -198,9 +200,13 @@ def _result(result: ExecResult | None, error: str | None) -> dict[str, float]:
 class Featurizer:
     """Feature vectors of the original and candidates of one query (question features computed once)."""
 
-    def __init__(self, inp: SearchInput, dialect: str = "sqlite"):
+    def __init__(self, inp: SearchInput, dialect: str = "sqlite", findings: list[Any] = ()):
         self.inp = inp
         self.dialect = dialect
+        self.located = {f.error_type for f in findings}
+        self.n_findings = float(len(findings))
+        self.n_strict = float(sum(getattr(f, "severity", "") == "strict" for f in findings))
+        self.types = {g.name: set(g.error_types) for g in all_generators()}
         text = f"{inp.question} {inp.evidence}".strip()
         self.cues = question_cues(text)
         self.question_low = text.lower()
@@ -229,6 +235,9 @@ class Featurizer:
         full = dict(raw)
         full["e_original"] = float(original is None)
         full["e_n_edits"] = float(len(generators))
+        full["e_guided"] = float(any(self.located & self.types.get(g, set()) for g in generators))
+        full["o_findings"] = self.n_findings
+        full["o_strict"] = self.n_strict
         for g in generators:
             full[f"e_gen_{g}"] = full.get(f"e_gen_{g}", 0.0) + 1.0
         if original is not None:
@@ -239,7 +248,8 @@ class Featurizer:
             full["d_from_empty"] = get(original, "r_empty") * (1 - get(raw, "r_empty"))
             full["d_to_empty"] = get(raw, "r_empty") * (1 - get(original, "r_empty"))
             for k, src in (("d_select_frac", "l_select_frac"), ("d_cols_frac", "l_cols_frac"),
-                           ("d_unused_linked", "l_unused_linked"), ("d_lit_stored", "l_lit_stored")):
+                           ("d_unused_linked", "l_unused_linked"), ("d_lit_stored", "l_lit_stored"),
+                           ("d_unused_tables", "l_unused_tables")):
                 full[k] = get(raw, src) - get(original, src)
             full["d_cue_match"] = sum(v for k, v in raw.items() if k.startswith("m_")) - \
                 sum(v for k, v in original.items() if k.startswith("m_"))

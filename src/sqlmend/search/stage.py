@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sqlmend import guard
 from sqlmend.errors import ConfigError
-from sqlmend.search.engine import Executed, SearchSettings, execute_original, search
+from sqlmend.search.engine import Executed, SearchResult, SearchSettings, execute_original, search
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
 from sqlmend.types import StageContext, StageTrace
@@ -73,6 +73,10 @@ class SearchStage:
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Search, score and (maybe) propose one repair of ``ctx.sql``."""
+        return self.examine(ctx)[0]
+
+    def examine(self, ctx: StageContext) -> tuple[StageTrace, SearchResult | None]:
+        """As :meth:`run`, also returning every candidate of the search (benchmarks read them)."""
         start = time.perf_counter()
         s = self.settings
         trace = StageTrace(stage=self.name, status="ran")
@@ -86,10 +90,10 @@ class SearchStage:
         trace.detail["flags"] = flags
         if orig.tree is None:
             trace.status, trace.note = "skipped", "the SQL does not parse"
-            return self._done(trace, start)
+            return self._done(trace, start), None
         if s.scope == "flagged" and not flags:
             trace.status, trace.note = "skipped", "nothing flags this query (scope=flagged)"
-            return self._done(trace, start)
+            return self._done(trace, start), None
         schema = ctx.db.schema()
         inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "")
         settings = SearchSettings(beam=s.beam, expand=s.expand, budget=s.budget, timeout=s.timeout,
@@ -97,7 +101,7 @@ class SearchStage:
         verifier = self.verifier
 
         def rank(original: Executed, cands: list[Executed]) -> list[float]:
-            return verifier.score_all(inp, original, cands)[1:]
+            return verifier.score_all(inp, original, cands, ctx.findings)[1:]
 
         found = search(ctx.db, orig, inp, ctx.findings, settings, rank=rank)
         cands = found.candidates
@@ -106,8 +110,8 @@ class SearchStage:
                              "search_seconds": round(found.seconds, 4)})
         if not cands:
             trace.note = f"{found.executed} candidate(s) executed, none with a new result"
-            return self._done(trace, start)
-        scores = verifier.score_all(inp, orig, cands)
+            return self._done(trace, start), found
+        scores = verifier.score_all(inp, orig, cands, ctx.findings)
         orig.score = scores[0]
         for c, sc in zip(cands, scores[1:]):
             c.score = sc
@@ -132,7 +136,7 @@ class SearchStage:
         if chosen is None:
             trace.note = (f"{len(cands)} distinct candidate(s); best {ranked[0].score:.3f} vs original "
                           f"{orig.score:.3f}: the original is kept")
-            return self._done(trace, start)
+            return self._done(trace, start), found
         trace.candidate = chosen.sql
         full = orig.result if orig.result is not None and not orig.result.truncated else None
         trace.verdict = guard.validate(ctx.db, ctx.sql, chosen.sql, timeout=self.run_timeout,
@@ -140,7 +144,7 @@ class SearchStage:
         trace.detail["edits"] = chosen.edits
         trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
                       f"({chosen.score:.3f} vs original {orig.score:.3f}); {trace.verdict.reason}")
-        return self._done(trace, start)
+        return self._done(trace, start), found
 
     @staticmethod
     def _done(trace: StageTrace, start: float) -> StageTrace:

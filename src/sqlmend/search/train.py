@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from sqlmend import rules
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.search.engine import SearchSettings, execute_original, result_key, search
@@ -91,8 +92,9 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
             lines = []
             for kind, text in cases:
                 orig = execute_original(db, text, settings.timeout, settings.max_rows)
-                found = search(db, orig, inp, (), settings)
-                fz = Featurizer(inp, db.dialect)
+                findings = rules.check(db, text, task.question, timeout=timeout) if orig.tree is not None else []
+                found = search(db, orig, inp, findings, settings)
+                fz = Featurizer(inp, db.dialect, findings)
                 vec, raw = fz.vector(orig.tree, orig.result, orig.error, [], None)
                 X = [vec]
                 labels = [int(orig.result is not None and result_key(orig.result) == gold_key)]
@@ -102,6 +104,8 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
                     labels.append(int(result_key(c.result) == gold_key))
                     gens.append("+".join(c.generators))
                 lines.append(json.dumps({"qid": task.question_id, "db_id": task.db_id, "kind": kind,
+                                         "flagged": bool(findings or orig.error or orig.result is None
+                                                         or not orig.result.rows),
                                          "labels": labels, "gens": gens,
                                          "X": [[round(v, 4) for v in row] for row in X]}))
             fh.write("\n".join(lines) + "\n")
@@ -158,30 +162,36 @@ def decisions(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list[dic
     return out
 
 
-def outcome(decided: list[dict[str, Any]], margin: float) -> dict[str, Any]:
-    """Fixed / broken / replacements at one margin."""
+def outcome(decided: list[dict[str, Any]], margin: float, correct_weight: float = 1.0) -> dict[str, Any]:
+    """Fixed / broken / replacements at one margin.
+
+    ``precision`` counts each correct original ``correct_weight`` times (the mix of
+    correct and wrong originals the precision is stated for).
+    """
     rep = [d for d in decided if d["gap"] > margin]
     fixed = sum(1 for d in rep if not d["orig"] and d["best"])
     broken = sum(1 for d in rep if d["orig"] and not d["best"])
     correct_orig = sum(d["orig"] for d in decided)
     wrong_orig = len(decided) - correct_orig
+    weighted = sum(correct_weight if d["orig"] else 1.0 for d in rep)
     return {"margin": margin, "replaced": len(rep), "fixed": fixed, "broken": broken,
-            "precision": fixed / len(rep) if rep else None,
+            "precision": fixed / weighted if rep else None,
             "fix_rate": fixed / wrong_orig if wrong_orig else 0.0,
             "false_rate": broken / correct_orig if correct_orig else 0.0,
             "wrong_originals": wrong_orig, "correct_originals": correct_orig}
 
 
-def calibrate(decided: list[dict[str, Any]], precision: float, max_false_rate: float) -> dict[str, Any]:
+def calibrate(decided: list[dict[str, Any]], precision: float, max_false_rate: float,
+              correct_weight: float = 1.0) -> dict[str, Any]:
     """The smallest margin on a grid meeting both targets (the largest grid value when none does)."""
     grid = [round(x, 3) for x in np.arange(0.0, 1.0, 0.01)]
     chosen = None
     for m in grid:
-        o = outcome(decided, m)
+        o = outcome(decided, m, correct_weight)
         if (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate:
             chosen = o
             break
-    return chosen or outcome(decided, grid[-1])
+    return chosen or outcome(decided, grid[-1], correct_weight)
 
 
 def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.9,
@@ -189,10 +199,19 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
     """Train on the training databases, calibrate on the held-out ones, refit on all, return the spec."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
+    # correct and wrong originals weigh the same in training and in the stated precision
+    n_gold = sum(c["labels"][0] == 1 for c in cases)
+    w_gold = (len(cases) - n_gold) / n_gold if n_gold else 1.0
+
     def matrix(part):
         X = np.asarray([row for c in part for row in c["X"]], dtype=np.float64)
         y = np.asarray([lab for c in part for lab in c["labels"]], dtype=np.int64)
-        return X, y
+        w = np.asarray([w_gold if c["labels"][0] == 1 else 1.0 for c in part for _ in c["labels"]])
+        return X, y, w
+
+    def fitted(part):
+        X, y, w = matrix(part)
+        return model().fit(X, y, sample_weight=w)
 
     def model():
         return HistGradientBoostingClassifier(max_iter=max_iter, learning_rate=0.08, max_leaf_nodes=31,
@@ -201,19 +220,21 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
     train = [c for c in cases if not held_out(c["db_id"], holdout)]
     test = [c for c in cases if held_out(c["db_id"], holdout)]
     start = time.perf_counter()
-    clf = model().fit(*matrix(train))
+    clf = fitted(train)
     scores = [clf.predict_proba(np.asarray(c["X"], dtype=np.float64))[:, 1] for c in test]
     decided = decisions(test, scores)
-    chosen = calibrate(decided, precision, max_false_rate)
-    curve = [outcome(decided, m) for m in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)]
+    chosen = calibrate(decided, precision, max_false_rate, w_gold)
+    curve = [outcome(decided, m, w_gold) for m in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
+    flagged = [d for d, c in zip(decided, test) if c.get("flagged")]
+    curve_flagged = [outcome(flagged, m, w_gold) for m in (0.0, 0.2, 0.4, 0.6, 0.8)]
     reach = [d for d in decided if not d["orig"]]
     held = {"cases": len(test), "questions": len({c["qid"] for c in test}),
             "databases": len({c["db_id"] for c in test}),
             "candidate_recall": sum(d["reachable"] for d in reach) / len(reach) if reach else 0.0,
             "selection_accuracy": (sum(d["best"] for d in reach if d["reachable"]) /
                                    max(1, sum(d["reachable"] for d in reach))),
-            "chosen": chosen, "curve": curve}
-    final = model().fit(*matrix(cases))
+            "chosen": chosen, "curve": curve, "curve_flagged": curve_flagged, "correct_weight": w_gold}
+    final = fitted(cases)
     spec = export(final)
     return {"model": spec, "decision": {"margin": chosen["margin"], "precision_target": precision,
                                         "max_false_rate": max_false_rate},

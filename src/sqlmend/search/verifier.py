@@ -36,8 +36,9 @@ class Verifier(Protocol):
 
     name: str
 
-    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed]) -> list[float]:
-        """``[P(original correct), P(candidate 1 correct), ...]``."""
+    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed],
+                  findings: list[Any] = ()) -> list[float]:
+        """``[P(original correct), P(candidate 1 correct), ...]`` (``findings``: earlier stages' findings)."""
         ...
 
 
@@ -95,17 +96,18 @@ class FeatureVerifier:
         self.margin = float(spec.get("decision", {}).get("margin", 0.5))
 
     def vectors(self, inp: SearchInput, original: Executed, candidates: list[Executed],
-                dialect: str = "sqlite") -> np.ndarray:
+                dialect: str = "sqlite", findings: list[Any] = ()) -> np.ndarray:
         """The feature matrix: the original first, then the candidates."""
-        fz = Featurizer(inp, dialect)
+        fz = Featurizer(inp, dialect, findings)
         vec, raw = fz.vector(original.tree, original.result, original.error, [], None)
         rows = [vec]
         for c in candidates:
             rows.append(fz.vector(c.tree, c.result, c.error, c.generators, raw)[0])
         return np.asarray(rows, dtype=np.float64)
 
-    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed]) -> list[float]:
-        return self.model.proba(self.vectors(inp, original, candidates)).tolist()
+    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed],
+                  findings: list[Any] = ()) -> list[float]:
+        return self.model.proba(self.vectors(inp, original, candidates, findings=findings)).tolist()
 
 
 _ANSWER = re.compile(r"-?\d+")
@@ -142,7 +144,8 @@ class ListwiseVerifier:
         return template.format(schema=tables, question=inp.question, evidence=inp.evidence or "none",
                                candidates="\n".join(items), last=min(len(candidates), self.max_candidates))
 
-    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed]) -> list[float]:
+    def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed],
+                  findings: list[Any] = ()) -> list[float]:
         text = self.prompt(inp, original, candidates)
         reply = self.backend.chat([{"role": "user", "content": text}], {"temperature": 0, "max_tokens": 8},
                                   stage="verifier")

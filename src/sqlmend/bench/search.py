@@ -1,0 +1,179 @@
+"""``sqlmend bench search``: the repair search over static alone, per prediction file.
+
+For every question: the static stage runs (strict fixes through the guard), then
+the search stage on its output (with the static findings it did not fix). Per
+file it reports
+
+* candidate recall — of the predictions still wrong after static, how many
+  the search reached with a candidate returning the gold's rows (over the
+  searched ones and over all of them);
+* selection accuracy — of the searched wrong ones with such a candidate, how
+  many have one as the verifier's top choice;
+* the paired report static → static+search (fixed / regressed / ΔEX, all and
+  gold-clean), and how many rewrites the decision proposed and the guard took;
+* ms per searched query (median / p95) and model calls.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlmend import rules
+from sqlmend.bench.compare import compare
+from sqlmend.bench.datasets import Dataset
+from sqlmend.bench.evaluate import evaluate
+from sqlmend.bench.executor import QueryPool
+from sqlmend.bench.predictions import load_predictions
+from sqlmend.db import connect
+from sqlmend.rules.measure import latency
+from sqlmend.rules.stage import StaticStage
+from sqlmend.search.engine import result_key
+from sqlmend.search.stage import SearchStage
+from sqlmend.types import StageContext, Task
+
+
+def subset(ds: Dataset, sample: int = 0, seed: int = 0, limit: int = 0) -> Dataset:
+    """The dataset restricted to the first ``limit`` questions, or a seeded sample of ``sample``."""
+    tasks = [t for t in ds.tasks if ds.db_path(t.db_id) is not None]
+    if limit:
+        tasks = tasks[:limit]
+    if sample and sample < len(tasks):
+        keep = set(t.question_id for t in random.Random(seed).sample(tasks, sample))
+        tasks = [t for t in tasks if t.question_id in keep]
+    return replace(ds, tasks=tasks)
+
+
+def gold_suspects(ds: Dataset, conn: Callable[[str], Any], timeout: float = 10.0) -> dict[str, list[str]]:
+    """Questions whose gold SQL itself triggers a static rule (as ``bench static``)."""
+    out = {}
+    for task in ds.tasks:
+        db = conn(task.db_id)
+        if db is None or not task.gold:
+            continue
+        codes = sorted({f.code for f in rules.check(db, task.gold, timeout=timeout)})
+        if codes:
+            out[task.question_id] = codes
+    return out
+
+
+def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], stage: SearchStage,
+             static: StaticStage, progress: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Static then search on every question of ``ds``; returns the SQL after each and per-question facts."""
+    after_static, after_search, facts = {}, {}, {}
+    for task in ds.tasks:
+        db = conn(task.db_id)
+        sql_text = preds.get(task.question_id, "")
+        after_static[task.question_id] = after_search[task.question_id] = sql_text
+        if db is None or not sql_text.strip():
+            continue
+        t = Task(**{**task.to_dict(), "sql": sql_text})
+        ctx = StageContext(task=t, db=db, sql=sql_text)
+        st = static.run(ctx)
+        if st.verdict is not None and st.verdict.accepted:
+            ctx.sql = st.verdict.sql
+        else:
+            ctx.findings.extend(st.findings)
+        after_static[task.question_id] = ctx.sql
+        start = time.perf_counter()
+        trace, found = stage.examine(ctx)
+        seconds = time.perf_counter() - start
+        if trace.verdict is not None and trace.verdict.accepted:
+            after_search[task.question_id] = trace.verdict.sql
+        else:
+            after_search[task.question_id] = ctx.sql
+        fact = {"searched": trace.status == "ran", "seconds": seconds, "calls": trace.calls,
+                "proposed": trace.candidate is not None,
+                "accepted": bool(trace.verdict and trace.verdict.accepted), "reach": False, "top_hit": False}
+        if found is not None and found.candidates:
+            try:
+                gold_key = result_key(db.execute(task.gold, timeout=30, max_rows=stage.settings.max_rows))
+            except Exception:  # a gold that fails here is excluded by the evaluator anyway
+                gold_key = None
+            hits = [c for c in found.candidates if result_key(c.result) == gold_key]
+            fact["reach"] = bool(hits)
+            ranked = sorted(found.candidates, key=lambda c: -(c.score or 0.0))
+            fact["top_hit"] = bool(hits) and result_key(ranked[0].result) == gold_key
+            fact["distinct"] = len(found.candidates)
+        facts[task.question_id] = fact
+        if progress:
+            progress()
+    return {"static": after_static, "search": after_search, "facts": facts}
+
+
+def bench_search(ds: Dataset, pred_files: list[Path], stage: SearchStage, *, timeout: float = 10.0,
+                 workers: int = 2, progress: Callable[[str], Callable[[], None]] | None = None,
+                 full: Dataset | None = None) -> dict[str, Any]:
+    """Measure the search on every file; returns ``{"files": {stem: report}, "suspects": ...}``.
+
+    ``ds`` may be a subset (:func:`subset`) of ``full``, the dataset the files answer.
+    """
+    conns: dict[str, Any] = {}
+
+    def conn(db_id: str):
+        if db_id not in conns:
+            path = ds.db_path(db_id)
+            conns[db_id] = connect(str(path)) if path else None
+        return conns[db_id]
+
+    static = StaticStage(timeout=timeout)
+    suspects = gold_suspects(ds, conn, timeout)
+    files: dict[str, Any] = {}
+    try:
+        with QueryPool(workers=workers, timeout=30) as pool:
+            for path in pred_files:
+                preds = load_predictions(path, full or ds)
+                run = run_file(ds, preds, conn, stage, static, progress(path.stem) if progress else None)
+                before = evaluate(ds, run["static"], suspect_ids=suspects, label=f"{path.stem}+static", pool=pool)
+                after = evaluate(ds, run["search"], suspect_ids=suspects, label=f"{path.stem}+static+search",
+                                 pool=pool)
+                paired = compare(before, after, suspect_ids=suspects)
+                files[path.stem] = summarize(run["facts"], before, paired)
+    finally:
+        for c in conns.values():
+            if c is not None:
+                c.close()
+    return {"files": files, "suspects": suspects}
+
+
+def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any]:
+    """The per-file figures of the module doc."""
+    wrong = [q for q in facts if (r := before.result(q)).scored and not r.correct]
+    searched = [q for q in facts if facts[q]["searched"]]
+    wrong_searched = [q for q in wrong if facts[q]["searched"]]
+    reach = [q for q in wrong_searched if facts[q]["reach"]]
+    secs = [facts[q]["seconds"] for q in searched]
+    return {
+        "questions": len(facts), "searched": len(searched), "wrong_after_static": len(wrong),
+        "wrong_searched": len(wrong_searched), "reachable": len(reach),
+        "candidate_recall_searched": len(reach) / len(wrong_searched) if wrong_searched else 0.0,
+        "candidate_recall_all": len(reach) / len(wrong) if wrong else 0.0,
+        "selection_accuracy": sum(facts[q]["top_hit"] for q in reach) / len(reach) if reach else 0.0,
+        "proposed": sum(f["proposed"] for f in facts.values()),
+        "accepted": sum(f["accepted"] for f in facts.values()),
+        "model_calls": sum(f["calls"] for f in facts.values()),
+        "latency_searched": latency(secs),
+        "latency_all": latency([f["seconds"] for f in facts.values()]),
+        "paired": paired.to_dict(),
+    }
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """One table row per file."""
+    lines = ["| file | searched | wrong searched | recall % (searched / all wrong) | selection % | "
+             "proposed / accepted | all: fixed / regressed / ΔEX pp | gold-clean: fixed / regressed / ΔEX pp | "
+             "ms median / p95 (searched) | model calls |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+    for name, r in report["files"].items():
+        a, c = r["paired"]["all"], r["paired"]["without_suspects"]
+        lat = r["latency_searched"]
+        lines.append(
+            f"| {name} | {r['searched']} | {r['wrong_searched']} | {100 * r['candidate_recall_searched']:.1f} / "
+            f"{100 * r['candidate_recall_all']:.1f} | {100 * r['selection_accuracy']:.1f} | "
+            f"{r['proposed']} / {r['accepted']} | {len(a['fixed'])} / {len(a['regressed'])} / "
+            f"{a['delta_ex']:+.2f} | {len(c['fixed'])} / {len(c['regressed'])} / {c['delta_ex']:+.2f} | "
+            f"{lat['median_ms']:.0f} / {lat['p95_ms']:.0f} | {r['model_calls']} |")
+    return "\n".join(lines)

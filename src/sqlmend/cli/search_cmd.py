@@ -1,0 +1,116 @@
+"""``sqlmend train-verifier`` and ``sqlmend bench search``: the repair search and its verifier."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import random
+from pathlib import Path
+
+import typer
+from tqdm import tqdm
+
+
+
+def train_verifier(
+    dataset: str = typer.Option("spider-train", help="Training questions (never dev/test)."),
+    questions: int = typer.Option(4000, help="Training questions used (a seeded sample)."),
+    seed: int = typer.Option(0, help="Sampling and perturbation seed."),
+    data: Path = typer.Option(None, help="The training-case file (JSONL; resumed when it exists). "
+                                         "Default: <cache>/search/verifier-train.jsonl."),
+    out: Path = typer.Option(None, help="Where to write the weights (default: the shipped "
+                                        "src/sqlmend/search/verifier.json)."),
+    precision: float = typer.Option(0.9, help="Held-out precision the decision margin must reach."),
+    max_false_rate: float = typer.Option(0.002, help="Held-out share of correct originals it may replace."),
+    holdout: float = typer.Option(0.2, help="Share of training databases held out for calibration."),
+    max_iter: int = typer.Option(300, help="Boosting rounds."),
+    build_only: bool = typer.Option(False, "--build-only", help="Only build (or resume) the training cases."),
+) -> None:
+    """Build the verifier's training cases from Spider TRAIN (gold = correct original, execution-verified
+    perturbations = wrong originals, every search candidate labelled by the gold's rows), train the
+    gradient-boosted verifier, calibrate the decision margin on held-out training databases, and write
+    the weights. Rerunning resumes the case file.
+
+    Example: sqlmend train-verifier --questions 4000
+    """
+    from sqlmend.bench import load_dataset
+    from sqlmend.paths import cache_dir
+    from sqlmend.search import train as training
+    from sqlmend.search.verifier import WEIGHTS
+
+    if "dev" in dataset or "test" in dataset:
+        typer.secho(f"refusing {dataset}: the verifier trains on training questions only", err=True, fg="red")
+        raise typer.Exit(2)
+    ds = load_dataset(dataset)
+    tasks = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
+    random.Random(seed).shuffle(tasks)
+    tasks = tasks[:questions]
+    data = data or cache_dir("search") / "verifier-train.jsonl"
+    bar = tqdm(total=len(tasks), desc="cases", unit="q")
+    for msg in training.build(tasks, lambda d: str(ds.db_path(d)), data, seed=seed, progress=bar.update):
+        tqdm.write(msg)
+    bar.close()
+    if build_only:
+        typer.echo(f"cases in {data}")
+        return
+    cases = [c for c in training.load(data) if c["qid"] in {t.question_id for t in tasks}]
+    spec = training.fit(cases, holdout=holdout, precision=precision, max_false_rate=max_false_rate,
+                        max_iter=max_iter, seed=seed)
+    spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": dataset,
+                             "command": f"sqlmend train-verifier --questions {questions} --seed {seed} "
+                                        f"--precision {precision} --max-false-rate {max_false_rate}"})
+    target = out or WEIGHTS
+    target.write_text(json.dumps(spec, separators=(",", ":")) + "\n")
+    held = spec["training"]["held_out"]
+    typer.echo(json.dumps({"held_out": {k: v for k, v in held.items() if k != "curve"},
+                           "margin": spec["decision"]["margin"]}, indent=1))
+    typer.echo(f"wrote {target} ({target.stat().st_size // 1024} KiB)")
+
+
+def bench_search_cmd(
+    pred: list[Path] = typer.Option(..., "--pred", help="Prediction file(s); repeat the option."),
+    dataset: str = typer.Option("spider-dev", "--dataset", help="Dataset name or task file."),
+    sample: int = typer.Option(0, help="A seeded sample of N questions (0: all)."),
+    seed: int = typer.Option(0, help="Seed of --sample."),
+    limit: int = typer.Option(0, help="Only the first N questions (0: all)."),
+    scope: str = typer.Option("flagged", help="Which queries are searched: flagged | all."),
+    option: list[str] = typer.Option(None, "--option", help="search.KEY=VALUE, repeatable "
+                                                            "(beam, expand, budget, margin, ...)."),
+    timeout: float = typer.Option(10.0, help="Seconds each static probe and guard execution may run."),
+    out: Path = typer.Option(None, "--out", help="Write the full report as JSON here."),
+) -> None:
+    """Static alone vs static + search, per prediction file: candidate recall, selection accuracy,
+    fixed / regressed / ΔEX (all and gold-clean questions), rewrites proposed and accepted, ms per
+    searched query, model calls.
+
+    Example: sqlmend bench search --pred ../shared/data/predictions/spider-dev/codes-1b.sql --sample 200
+    """
+    from sqlmend.bench import load_dataset
+    from sqlmend.bench.search import bench_search, markdown, subset
+    from sqlmend.cli.correct_cmd import parse_options
+    from sqlmend.search.stage import SearchStage
+
+    options = parse_options(option).get("search", {})
+    options.setdefault("scope", scope)
+    stage = SearchStage.from_config(options, None)
+    full = load_dataset(dataset)
+    ds = subset(full, sample=sample, seed=seed, limit=limit)
+
+    def progress(name: str):
+        bar = tqdm(total=len(ds.tasks), desc=f"search {name}", unit="q", leave=False)
+        return lambda: bar.update(1)
+
+    report = bench_search(ds, pred, stage, timeout=timeout, progress=progress, full=full)
+    typer.echo(markdown(report))
+    if out:
+        report.update({"date": _dt.date.today().isoformat(), "dataset": dataset, "sample": sample,
+                       "seed": seed, "limit": limit, "options": stage.settings.model_dump()})
+        out.write_text(json.dumps(report, indent=1, default=str))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``train-verifier`` and ``bench search`` to the command line."""
+    from sqlmend.cli import bench_app
+
+    app.command("train-verifier")(train_verifier)
+    bench_app.command("search")(bench_search_cmd)

@@ -1,0 +1,123 @@
+"""The repair search on real Spider databases: it finds known fixes, keeps correct queries, runs as a stage."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlmend import llm
+from sqlmend.db import connect
+from sqlmend.pipeline import Pipeline, PipelineConfig
+from sqlmend.search import SearchInput, SearchSettings, execute_original, result_key, search
+from sqlmend.search.stage import SearchOptions, SearchStage
+from sqlmend.search.verifier import WEIGHTS, FeatureVerifier, load_weights
+from sqlmend.search.features import FEATURE_NAMES
+from sqlmend.types import StageContext, Task
+
+# Spider dev q111 (car_1) as GPT-4 zero-shot wrote it: the make is compared with the model column
+Q111 = "What is the accelerate of the car make amc hornet sportabout (sw)?"
+WRONG_111 = ("SELECT Accelerate FROM car_names AS cn JOIN cars_data AS cd ON cn.MakeId = cd.Id "
+             "WHERE cn.Model = \"amc hornet sportabout (sw)\";")
+GOLD_111 = ("SELECT T1.Accelerate FROM CARS_DATA AS T1 JOIN CAR_NAMES AS T2 ON T1.Id = T2.MakeId "
+            "WHERE T2.Make = 'amc hornet sportabout (sw)';")
+
+
+@pytest.fixture
+def car_1(spider_db):
+    with connect(str(spider_db("car_1"))) as db:
+        yield db
+
+
+def test_search_reaches_the_gold_rows_of_a_real_wrong_prediction(car_1):
+    orig = execute_original(car_1, WRONG_111, timeout=5, max_rows=2000)
+    assert orig.result is not None and orig.result.rows == []  # the model column holds no such value
+    found = search(car_1, orig, SearchInput(Q111, car_1.schema(), car_1.value_index()),
+                   settings=SearchSettings(budget=5.0))
+    gold = result_key(car_1.execute(GOLD_111))
+    hits = [c for c in found.candidates if result_key(c.result) == gold]
+    assert hits, [c.sql for c in found.candidates]
+    assert {g for c in hits for g in c.generators} & {"literal_rebind", "condition_column"}
+    keys = [result_key(c.result) for c in found.candidates]
+    assert len(keys) == len(set(keys)), "candidates are deduplicated by result"
+    assert result_key(orig.result) not in keys
+    assert found.executed <= 200
+
+
+def test_beam_and_budget_bound_the_search(car_1):
+    orig = execute_original(car_1, "SELECT Model, Make FROM car_names WHERE MakeId > 3", 5, 2000)
+    found = search(car_1, orig, SearchInput("Which models have an id above 3?", car_1.schema(),
+                                            car_1.value_index()), settings=SearchSettings(beam=5))
+    assert found.executed == 5 and found.stopped == "beam"
+
+
+def test_the_shipped_verifier_loads_and_scores(car_1):
+    spec = load_weights()
+    assert WEIGHTS.exists() and spec["model"]["features"] == FEATURE_NAMES
+    assert "command" in spec["training"] and spec["training"]["dataset"] == "spider-train"
+    assert 0.0 <= spec["decision"]["margin"] < 1.0
+    v = FeatureVerifier()
+    inp = SearchInput(Q111, car_1.schema(), car_1.value_index())
+    orig = execute_original(car_1, WRONG_111, 5, 2000)
+    found = search(car_1, orig, inp, settings=SearchSettings(budget=5.0))
+    scores = v.score_all(inp, orig, found.candidates)
+    assert len(scores) == len(found.candidates) + 1 and all(0.0 <= s <= 1.0 for s in scores)
+    gold = result_key(car_1.execute(GOLD_111))
+    best = max(range(len(found.candidates)), key=lambda i: scores[i + 1])
+    assert result_key(found.candidates[best].result) == gold, "the verifier ranks the fix first"
+
+
+def _task(question: str, sql: str, db_id: str = "car_1", qid: str = "t") -> Task:
+    return Task(question_id=qid, db_id=db_id, question=question, sql=sql)
+
+
+def test_stage_end_to_end_through_the_pipeline():
+    cfg = PipelineConfig(stages=["static", "search", "guard"])
+    pipe = Pipeline(cfg, resolve=lambda stage: None)
+    c = pipe.correct(_task(Q111, WRONG_111))
+    trace = next(t for t in c.stages if t.stage == "search")
+    assert trace.status == "ran" and "empty result" in trace.detail["flags"]
+    assert trace.calls == 0, "no model call without an endpoint"
+    assert trace.detail["top"] and all({"sql", "edits", "score", "rows"} <= set(t) for t in trace.detail["top"])
+    assert c.changed and trace.verdict.accepted, trace.note
+    with connect(str(_car_path())) as db:
+        assert result_key(db.execute(c.sql)) == result_key(db.execute(GOLD_111))
+
+
+def _car_path():
+    from sqlmend.paths import data_root
+
+    return data_root() / "spider" / "database" / "car_1" / "car_1.sqlite"
+
+
+def test_a_correct_query_is_kept_even_when_searched():
+    pipe = Pipeline(PipelineConfig(stages=["static", "search", "guard"], options={"search": {"scope": "all"}}),
+                    resolve=lambda stage: None)
+    c = pipe.correct(_task(Q111, GOLD_111))
+    trace = next(t for t in c.stages if t.stage == "search")
+    assert trace.status == "ran" and trace.detail["distinct"] > 0
+    assert not c.changed, trace.note
+
+
+def test_an_unflagged_query_is_not_searched_by_default():
+    pipe = Pipeline(PipelineConfig(stages=["search", "guard"]), resolve=lambda stage: None)
+    c = pipe.correct(_task(Q111, GOLD_111))
+    trace = next(t for t in c.stages if t.stage == "search")
+    assert trace.status == "skipped" and "scope=flagged" in trace.note
+
+
+def test_with_an_endpoint_one_listwise_call_chooses(car_1):
+    model = llm.ReplayBackend.scripted(["1"])
+    stage = SearchStage(SearchOptions())
+    ctx = StageContext(task=_task(Q111, WRONG_111), db=car_1, sql=WRONG_111,
+                       resolve=lambda s: model if s == "verifier" else None)
+    trace = stage.run(ctx)
+    assert trace.calls == 1 and len(model.history) == 1
+    prompt = str(model.history[0])
+    assert "[0]" in prompt and "[1]" in prompt and Q111 in prompt
+    assert trace.candidate == trace.detail["top"][0]["sql"] and trace.verdict.accepted
+
+
+def test_unknown_option_is_refused():
+    from sqlmend.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="known"):
+        SearchStage.from_config({"beem": 3})
