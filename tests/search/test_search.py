@@ -11,7 +11,8 @@ from sqlmend.search import SearchInput, SearchSettings, execute_original, result
 from sqlmend.search.stage import SearchOptions, SearchStage
 from sqlmend.search.verifier import WEIGHTS, FeatureVerifier, load_weights
 from sqlmend.search.features import FEATURE_NAMES
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import StageContext
+from sqlmend.types import Task
 
 # Spider dev q111 (car_1) as GPT-4 zero-shot wrote it: the make is compared with the model column
 Q111 = "What is the accelerate of the car make amc hornet sportabout (sw)?"
@@ -65,8 +66,8 @@ def test_the_shipped_verifier_loads_and_scores(car_1):
     assert result_key(found.candidates[best].result) == gold, "the verifier ranks the fix first"
 
 
-def _task(question: str, sql: str, db_id: str = "car_1", qid: str = "t") -> Task:
-    return Task(question_id=qid, db_id=db_id, question=question, sql=sql)
+def _task(question: str, sql: str) -> Task:
+    return Task(question_id="t", db_id="car_1", question=question, sql=sql, db=str(_car_path()))
 
 
 def test_stage_end_to_end_through_the_pipeline():
@@ -119,5 +120,5 @@ def test_with_an_endpoint_one_listwise_call_chooses(car_1):
 def test_unknown_option_is_refused():
     from sqlmend.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="known"):
+    with pytest.raises(ConfigError, match="known: .*beam"):
         SearchStage.from_config({"beem": 3})

@@ -33,7 +33,8 @@ from sqlmend.rules.measure import latency
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key
 from sqlmend.search.stage import SearchStage
-from sqlmend.types import StageContext, Task
+from sqlmend.stage import RunSettings, StageContext
+from sqlmend.types import Task
 
 
 def subset(ds: Dataset, sample: int = 0, seed: int = 0, limit: int = 0) -> Dataset:
@@ -71,10 +72,10 @@ def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], sta
         if db is None or not sql_text.strip():
             continue
         t = Task(**{**task.to_dict(), "sql": sql_text})
-        ctx = StageContext(task=t, db=db, sql=sql_text)
+        ctx = StageContext(task=t, db=db, sql=sql_text, run=static.run_settings)
         st = static.run(ctx)
         if st.verdict is not None and st.verdict.accepted:
-            ctx.sql = st.verdict.sql
+            ctx.accept(st.verdict.sql)
         else:
             ctx.findings.extend(st.findings)
         after_static[task.question_id] = ctx.sql
@@ -119,7 +120,7 @@ def bench_search(ds: Dataset, pred_files: list[Path], stage: SearchStage, *, tim
             conns[db_id] = connect(str(path)) if path else None
         return conns[db_id]
 
-    static = StaticStage(timeout=timeout)
+    static = StaticStage(run=RunSettings(timeout=timeout))
     suspects = gold_suspects(ds, conn, timeout)
     files: dict[str, Any] = {}
     try:

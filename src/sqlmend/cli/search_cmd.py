@@ -89,10 +89,11 @@ def bench_search_cmd(
     from sqlmend.bench.search import bench_search, markdown, subset
     from sqlmend.cli.correct_cmd import parse_options
     from sqlmend.search.stage import SearchStage
+    from sqlmend.stage import RunSettings
 
     options = parse_options(option).get("search", {})
     options.setdefault("scope", scope)
-    stage = SearchStage.from_config(options, None)
+    stage = SearchStage.from_config(options, RunSettings(timeout=timeout))
     full = load_dataset(dataset)
     ds = subset(full, sample=sample, seed=seed, limit=limit)
 

@@ -13,22 +13,19 @@ The trace keeps the top candidates with their edits, scores and row counts.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from sqlmend import guard
-from sqlmend.errors import ConfigError
-from sqlmend.search.engine import Executed, SearchResult, SearchSettings, execute_original, search
+from sqlmend.search.engine import Executed, SearchResult, SearchSettings, search
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
-from sqlmend.types import StageContext, StageTrace
+from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
+from sqlmend.types import StageTrace
 
 
-class SearchOptions(BaseModel):
+class SearchOptions(StageSettings):
     """Options of the search stage (``--option search.KEY=VALUE``)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     scope: Literal["flagged", "all"] = Field(
         "flagged", description="which queries are searched: flagged (a finding, an execution error or "
@@ -44,26 +41,15 @@ class SearchOptions(BaseModel):
     weights: str | None = Field(None, description="verifier weights file (default: the shipped one)")
 
 
-class SearchStage:
+class SearchStage(StageBase):
     """Error-guided repair search with a trained verifier (see the module doc)."""
 
     name = "search"
     Settings = SearchOptions
 
-    def __init__(self, settings: SearchOptions | None = None, run: Any = None):
-        self.settings = settings or SearchOptions()
-        self.run_timeout = float(getattr(run, "timeout", 30.0) or 30.0)
+    def __init__(self, settings: SearchOptions | None = None, run: RunSettings | None = None):
+        super().__init__(settings, run)
         self._verifier: FeatureVerifier | None = None
-
-    @classmethod
-    def from_config(cls, config: Any, run: Any = None) -> "SearchStage":
-        """Build from a pipeline configuration (its ``options["search"]``) or an options dict."""
-        options = config if isinstance(config, dict) else (getattr(config, "options", {}) or {}).get("search", {})
-        try:
-            settings = SearchOptions(**options)
-        except Exception as exc:  # pydantic's message names the unknown or bad key
-            raise ConfigError(f"search options: {exc}; known: {', '.join(SearchOptions.model_fields)}") from None
-        return cls(settings, run if run is not None else config)
 
     @property
     def verifier(self) -> FeatureVerifier:
@@ -80,8 +66,8 @@ class SearchStage:
         start = time.perf_counter()
         s = self.settings
         trace = StageTrace(stage=self.name, status="ran")
-        orig = execute_original(ctx.db, ctx.sql, s.timeout if s.scope == "all" else self.run_timeout,
-                                s.max_rows, ctx.exec_result, ctx.exec_error)
+        result, error = ctx.execute()
+        orig = Executed(ctx.sql, result=result, error=error or ctx.parse_error, tree=ctx.tree())
         flags = [f.code for f in ctx.findings]
         if orig.error:
             flags.append("execution error")
@@ -138,9 +124,7 @@ class SearchStage:
                           f"{orig.score:.3f}: the original is kept")
             return self._done(trace, start), found
         trace.candidate = chosen.sql
-        full = orig.result if orig.result is not None and not orig.result.truncated else None
-        trace.verdict = guard.validate(ctx.db, ctx.sql, chosen.sql, timeout=self.run_timeout,
-                                       original_result=full, original_error=orig.error)
+        trace.verdict = ctx.guard(chosen.sql)
         trace.detail["edits"] = chosen.edits
         trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
                       f"({chosen.score:.3f} vs original {orig.score:.3f}); {trace.verdict.reason}")
