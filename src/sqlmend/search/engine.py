@@ -54,7 +54,7 @@ class SearchSettings:
     beam: int = 200  # executed candidates at most
     expand: int = 6  # one-edit candidates that get a second edit
     two_edits: bool = True
-    budget: float = 0.4  # seconds of search per query (generation + execution)
+    budget: float = 0.3  # seconds of search per query (generation + execution)
     timeout: float = 1.0  # seconds per candidate execution
     max_rows: int = 2000
     max_per_node: int = 5

@@ -32,7 +32,7 @@ class SearchOptions(StageSettings):
                                "an empty result) or all")
     beam: int = Field(200, ge=1, description="executed candidates per query at most")
     expand: int = Field(6, ge=0, description="one-edit candidates that get a second edit")
-    budget: float = Field(0.4, gt=0, description="seconds of search per query")
+    budget: float = Field(0.3, gt=0, description="seconds of search (generation and execution) per query")
     timeout: float = Field(1.0, gt=0, description="seconds per candidate execution")
     max_rows: int = Field(2000, gt=0, description="rows fetched per candidate")
     margin: float | None = Field(None, description="score gap the best candidate needs over the original "
@@ -97,9 +97,11 @@ class SearchStage(StageBase):
         if not cands:
             trace.note = f"{found.executed} candidate(s) executed, none with a new result"
             return self._done(trace, start), found
-        scores = verifier.score_all(inp, orig, cands, ctx.findings)
+        # one-edit candidates were scored when the search ranked them: score only the rest
+        rest = [c for c in cands if c.score is None]
+        scores = verifier.score_all(inp, orig, rest, ctx.findings)
         orig.score = scores[0]
-        for c, sc in zip(cands, scores[1:]):
+        for c, sc in zip(rest, scores[1:]):
             c.score = sc
         ranked = sorted(cands, key=lambda c: -c.score)
         margin = s.margin if s.margin is not None else verifier.margin
