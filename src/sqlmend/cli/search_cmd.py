@@ -20,8 +20,8 @@ def train_verifier(
                                          "Default: <cache>/search/verifier-train.jsonl."),
     out: Path = typer.Option(None, help="Where to write the weights (default: the shipped "
                                         "src/sqlmend/search/verifier.json)."),
-    precision: float = typer.Option(0.9, help="Held-out precision the decision margin must reach."),
-    max_false_rate: float = typer.Option(0.002, help="Held-out share of correct originals it may replace."),
+    precision: float = typer.Option(0.93, help="Held-out precision the decision margin must reach (correct and wrong originals weighed equally)."),
+    max_false_rate: float = typer.Option(0.01, help="Held-out share of correct originals it may replace."),
     holdout: float = typer.Option(0.2, help="Share of training databases held out for calibration."),
     max_iter: int = typer.Option(300, help="Boosting rounds."),
     build_only: bool = typer.Option(False, "--build-only", help="Only build (or resume) the training cases."),

@@ -63,7 +63,11 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
     """
     settings = settings or SearchSettings(budget=0.4)
     done: set[str] = set()
-    if out.exists():
+    if out.exists() and out.stat().st_size:
+        data = out.read_bytes()
+        if not data.endswith(b"\n"):  # a line cut short by a kill: drop it, its question is redone
+            with out.open("r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
         for line in out.read_text().splitlines():
             try:
                 done.add(json.loads(line)["qid"])
@@ -194,8 +198,8 @@ def calibrate(decided: list[dict[str, Any]], precision: float, max_false_rate: f
     return chosen or outcome(decided, grid[-1], correct_weight)
 
 
-def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.9,
-        max_false_rate: float = 0.002, max_iter: int = 300, seed: int = 0) -> dict[str, Any]:
+def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.93,
+        max_false_rate: float = 0.01, max_iter: int = 300, seed: int = 0) -> dict[str, Any]:
     """Train on the training databases, calibrate on the held-out ones, refit on all, return the spec."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
