@@ -22,14 +22,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlmend import rules
 from sqlmend.bench.compare import compare
 from sqlmend.bench.datasets import Dataset
 from sqlmend.bench.evaluate import evaluate
 from sqlmend.bench.executor import QueryPool
 from sqlmend.bench.predictions import load_predictions
 from sqlmend.db import connect
-from sqlmend.rules.measure import latency
+from sqlmend.bench.static import latency
+from sqlmend.bench.suspects import gold_suspects
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key
 from sqlmend.search.stage import SearchStage
@@ -46,19 +46,6 @@ def subset(ds: Dataset, sample: int = 0, seed: int = 0, limit: int = 0) -> Datas
         keep = set(t.question_id for t in random.Random(seed).sample(tasks, sample))
         tasks = [t for t in tasks if t.question_id in keep]
     return replace(ds, tasks=tasks)
-
-
-def gold_suspects(ds: Dataset, conn: Callable[[str], Any], timeout: float = 10.0) -> dict[str, list[str]]:
-    """Questions whose gold SQL itself triggers a static rule (as ``bench static``)."""
-    out = {}
-    for task in ds.tasks:
-        db = conn(task.db_id)
-        if db is None or not task.gold:
-            continue
-        codes = sorted({f.code for f in rules.check(db, task.gold, timeout=timeout)})
-        if codes:
-            out[task.question_id] = codes
-    return out
 
 
 def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], stage: SearchStage,
@@ -121,7 +108,7 @@ def bench_search(ds: Dataset, pred_files: list[Path], stage: SearchStage, *, tim
         return conns[db_id]
 
     static = StaticStage(run=RunSettings(timeout=timeout))
-    suspects = gold_suspects(ds, conn, timeout)
+    suspects = gold_suspects(ds, timeout=timeout, connect_db=conn)
     files: dict[str, Any] = {}
     try:
         with QueryPool(workers=workers, timeout=30) as pool:

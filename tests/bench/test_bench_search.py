@@ -1,0 +1,23 @@
+"""``sqlmend bench search`` on the first questions of Spider dev and a real prediction file."""
+
+from __future__ import annotations
+
+from sqlmend.bench import load_dataset
+from sqlmend.bench.search import bench_search, markdown, subset
+from sqlmend.search.stage import SearchStage
+from sqlmend.stage import RunSettings
+
+
+def test_bench_search_reports_recall_selection_and_the_paired_report(data_dir):
+    full = load_dataset("spider-dev", data_root=data_dir)
+    ds = subset(full, limit=12)
+    pred = data_dir / "predictions" / "spider-dev" / "gpt-4_zero-shot.sql"
+    stage = SearchStage.from_config({"scope": "all", "budget": 0.5}, RunSettings(timeout=10))
+    report = bench_search(ds, [pred], stage, full=full)
+    r = report["files"]["gpt-4_zero-shot"]
+    assert r["questions"] == 12 and r["searched"] == 12
+    assert r["model_calls"] == 0
+    assert 0.0 <= r["candidate_recall_all"] <= 1.0 and r["latency_searched"]["n"] == 12
+    paired = r["paired"]["all"]
+    assert paired["n"] == 12 and len(paired["fixed"]) + len(paired["regressed"]) <= r["accepted"]
+    assert "gpt-4_zero-shot" in markdown(report)
