@@ -14,7 +14,6 @@ the best candidate's score with the original's (:mod:`sqlmend.search.decide`).
 from __future__ import annotations
 
 import json
-import math
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -159,7 +158,3 @@ class ListwiseVerifier:
             choice = 0
         return [1.0 if i == choice else 0.0 for i in range(len(candidates) + 1)]
 
-
-def logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))

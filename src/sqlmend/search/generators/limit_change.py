@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from sqlmend.search.generators.base import Generator, each_edit
-from sqlmend.sql import ast
 from sqlmend.synth.nodes import selects
 
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
