@@ -20,7 +20,8 @@ def test_migrations_apply_once_and_upgrade_old_files(tmp_path):
     log = CallLog(path)
     assert log.version == len(MIGRATIONS)
     cols = {r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(calls)")}
-    assert {"stage", "prompt_hash", "tokens_in", "tokens_out", "latency", "cache_hit", "tag"} <= cols
+    assert {"stage", "prompt_hash", "tokens_in", "tokens_out", "latency", "cache_hit", "tag",
+            "schema_valid", "attempt", "constrained"} <= cols
     log.close()
     assert CallLog(path).version == len(MIGRATIONS)  # reopening changes nothing
 
@@ -40,7 +41,8 @@ def test_every_call_logged_and_identical_calls_cached(tmp_path):
     assert rows[0]["tokens_in"] == 4 and rows[0]["tokens_out"] == 1
     summary = log.summary(tag="q1")
     assert summary == [{"stage": "refiner", "calls": 2, "cache_hits": 1, "errors": 0,
-                        "tokens_in": 8, "tokens_out": 2, "latency": pytest.approx(a.latency)}]
+                        "tokens_in": 8, "tokens_out": 2, "latency": pytest.approx(a.latency),
+                        "structured": 0, "valid": 0, "retries": 0}]
     assert log.summary(tag="other") == []
 
 
@@ -79,3 +81,19 @@ def test_clear_cache(tmp_path):
     backend.chat(MSG)
     assert log.clear_cache() == 1
     assert backend.chat(MSG).text == "b"
+
+
+def test_structured_calls_record_validity_and_the_retry(tmp_path):
+    """A garbage answer, then a valid one: two rows, attempt 1 invalid, attempt 2 valid."""
+    log = CallLog(tmp_path / "llm.sqlite")
+    schema = {"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"]}
+    backend = ReplayBackend.scripted(["the singer table", '{"table": "singer"}', "singer"], log=log)
+    res = backend.chat(MSG, schema=schema, stage="judge")
+    assert res.parsed == {"table": "singer"} and res.attempts == 2
+    rows = log.calls()
+    assert [(r["schema_valid"], r["attempt"], r["constrained"]) for r in rows] == [(0, 1, None),
+                                                                                  (1, 2, None)]
+    backend.chat(MSG, stage="judge")  # no schema: validity unknown
+    assert log.calls()[-1]["schema_valid"] is None
+    (row,) = log.summary()
+    assert (row["calls"], row["structured"], row["valid"], row["retries"]) == (3, 2, 1, 1)

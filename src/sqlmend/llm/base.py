@@ -20,7 +20,7 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from sqlmend.llm.calllog import CallLog
+    from sqlmend.types import Schema
 
 #: A chat message: ``{"role": "system" | "user" | "assistant", "content": "..."}``.
 Message = dict[str, str]
@@ -193,7 +194,8 @@ class Backend:
 
     # --- the public calls -------------------------------------------------
     def chat(self, messages: Sequence[Message], options: ChatOptions | dict | None = None,
-             schema: type[BaseModel] | dict | None = None, stage: str = "default") -> ChatResult:
+             schema: type[BaseModel] | dict | None = None, stage: str = "default",
+             sql_schema: "Schema | None" = None, sql_field: str = "sql") -> ChatResult:
         """Complete a chat.
 
         Args:
@@ -201,7 +203,12 @@ class Backend:
             options: :class:`ChatOptions` or a dict of them.
             schema: ask for JSON matching this pydantic model class or JSON-schema dict;
                 the answer is validated and retried once with the validation error.
+                Local models decode under the schema (:mod:`sqlmend.llm.constrained`).
             stage: the pipeline stage making the call (logged).
+            sql_schema: with ``schema``: the database the answer's SQL is for; a local
+                model then writes the string property ``sql_field`` under the grammar of
+                one SELECT over these tables and columns (:mod:`sqlmend.llm.sqlgrammar`).
+            sql_field: the property holding the SQL.
 
         Returns:
             A :class:`ChatResult`; ``parsed`` holds the validated object when a schema was given.
@@ -210,13 +217,17 @@ class Backend:
             ModelError: the backend failed (ModelTimeout for a time-out).
             StructuredOutputError: the answer did not match ``schema``, even after the retry.
         """
-        from sqlmend.llm.structured import chat_structured
+        from sqlmend.llm import sqlgrammar
+        from sqlmend.llm.structured import chat_structured, json_schema_of
 
         opts = ChatOptions.coerce(options)
         msgs = [dict(m) for m in messages]
         if schema is None:
             return self._logged_chat(msgs, opts, None, stage)
-        return chat_structured(self, msgs, opts, schema, stage)
+        js = json_schema_of(schema)
+        if sql_schema is not None and sql_schema.tables:
+            js = sqlgrammar.mark(js, sql_schema, sql_field)
+        return chat_structured(self, msgs, opts, schema, stage, json_schema=js)
 
     def embed(self, texts: Sequence[str], stage: str = "embedder") -> "np.ndarray":
         """Embed texts.
@@ -302,38 +313,57 @@ class Backend:
 
     # --- logged chat (used by chat and structured output) ----------------
     def _logged_chat(self, messages: list[Message], opts: ChatOptions,
-                     json_schema: dict | None, stage: str) -> ChatResult:
-        key = call_key(*self.identity, "chat", {"messages": messages,
-                                                "options": opts.model_dump(mode="json"),
-                                                "schema": json_schema})
+                     json_schema: dict | None, stage: str,
+                     check: Callable[[str], Any] | None = None, attempt: int = 1) -> ChatResult:
+        """One chat call through the cache and the call log.
+
+        ``check`` (given for a structured call) validates the answer: its value becomes
+        ``parsed``; when it raises ValueError, ``parsed`` stays None and the error is in
+        ``raw["schema_error"]``. Either way the log row says whether the answer was valid.
+        """
+        payload = {"messages": messages, "options": opts.model_dump(mode="json"), "schema": json_schema}
+        decoding = self._decoding(json_schema)
+        if decoding:  # a constrained answer is not the free one: it has its own cache entry
+            payload["decoding"] = decoding
+        key = call_key(*self.identity, "chat", payload)
         use_cache = self.log is not None and opts.deterministic
         hit = self.log.cache_get(key) if use_cache else None
         if hit is not None:
             res = ChatResult.from_dict(hit)
             res.cached, res.latency = True, 0.0
-            self._record(stage, "chat", key, res.usage, 0.0, True)
+            valid = _checked(res, check)
+            self._record(stage, "chat", key, res.usage, 0.0, True, schema_valid=valid,
+                         attempt=attempt, constrained=res.raw.get("constrained"))
             return res
         t0 = time.perf_counter()
         try:
             res = self._chat(messages, opts, json_schema)
         except ModelError as exc:
-            self._record(stage, "chat", key, Usage(), time.perf_counter() - t0, False, str(exc))
+            self._record(stage, "chat", key, Usage(), time.perf_counter() - t0, False, str(exc),
+                         schema_valid=False if check else None, attempt=attempt)
             raise
         res.latency = res.latency or (time.perf_counter() - t0)
         res.backend, res.model = res.backend or self.kind, res.model or self.model
-        self._record(stage, "chat", key, res.usage, res.latency, False)
         if use_cache:
             self.log.cache_put(key, "chat", res.to_dict())
+        valid = _checked(res, check)
+        self._record(stage, "chat", key, res.usage, res.latency, False, schema_valid=valid,
+                     attempt=attempt, constrained=res.raw.get("constrained"))
         return res
 
     def _record(self, stage: str, kind: str, key: str, usage: Usage, latency: float,
-                cache_hit: bool, error: str | None = None) -> None:
+                cache_hit: bool, error: str | None = None, **structured: Any) -> None:
         if self.log is not None:
             self.log.record(stage=stage, endpoint=self.name, backend=self.kind, model=self.model,
                             kind=kind, prompt_hash=key, usage=usage, latency=latency,
-                            cache_hit=cache_hit, error=error)
+                            cache_hit=cache_hit, error=error, **structured)
 
     # --- what subclasses implement ----------------------------------------
+    def _decoding(self, json_schema: dict | None) -> str | None:
+        """How this backend holds decoding to ``json_schema`` when it does it itself
+        (``llguidance``), else None. Part of the call key."""
+        return None
+
     def _chat(self, messages: list[Message], options: ChatOptions,
               json_schema: dict | None) -> ChatResult:
         raise ModelError(f"{self.name} ({self.kind}) does not do chat completion")
@@ -346,3 +376,16 @@ class Backend:
                            ) -> tuple[list[float], int]:
         """Return ``(log-probabilities, prompt tokens)``."""
         raise ModelError(f"{self.name} ({self.kind}) cannot score next tokens")
+
+
+def _checked(res: ChatResult, check: Callable[[str], Any] | None) -> bool | None:
+    """Validate a structured answer in place (``parsed`` or ``raw["schema_error"]``)."""
+    if check is None:
+        return None
+    try:
+        res.parsed = check(res.text)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        res.parsed = None
+        res.raw = {**res.raw, "schema_error": str(exc)}
+        return False
+    return True

@@ -73,7 +73,8 @@ class CallBook:
             self.prompts.extend(other.prompts)
 
     def ask(self, backend: Any, messages: list[dict[str, str]], *, stage: str,
-            schema: type[BaseModel] | None = None, max_tokens: int = 512, role: str = "") -> Any:
+            schema: type[BaseModel] | None = None, max_tokens: int = 512, role: str = "",
+            sql_schema: Any = None) -> Any:
         """Make one greedy chat call through the llm layer, counting and recording it.
 
         Args:
@@ -83,6 +84,8 @@ class CallBook:
             schema: a pydantic model class for structured output, or None for text.
             max_tokens: most tokens to generate.
             role: what the call is for, in the trace ("localize", "refine", "round 2", ...).
+            sql_schema: the database (``types.Schema``) the answer's ``sql`` field is for:
+                local models then write it under that database's SQL grammar.
 
         Returns:
             The backend's ``ChatResult`` (``.text``, ``.parsed``, ``.usage``).
@@ -93,8 +96,10 @@ class CallBook:
         entry: dict[str, Any] = {"role": role or stage, "messages": messages}
         if self.keep_prompts:
             self.prompts.append(entry)
+        extra = {"sql_schema": sql_schema} if sql_schema is not None and schema is not None else {}
         try:
-            res = backend.chat(messages, {"temperature": 0.0, "max_tokens": max_tokens}, schema=schema, stage=stage)
+            res = backend.chat(messages, {"temperature": 0.0, "max_tokens": max_tokens}, schema=schema,
+                               stage=stage, **extra)
         except Exception as exc:  # a ModelError, or a failure below the llm layer: counted, then raised
             self.count(exc)
             entry["error"] = f"{type(exc).__name__}: {exc}"

@@ -1,7 +1,8 @@
 """The call log and cache: one SQLite file recording every model call.
 
 Each call is a row of ``calls`` (time, stage, endpoint, backend, model, kind, prompt hash,
-tokens in/out, latency, cache hit, error, tag). Deterministic calls (temperature 0 or a
+tokens in/out, latency, cache hit, error, tag; for structured calls whether the answer was
+schema-valid, the attempt -- 2 is the format retry -- and how decoding was constrained). Deterministic calls (temperature 0 or a
 seed) are answered from ``cache`` when an identical call was made before, unless the
 cache is off. The schema evolves through :data:`MIGRATIONS` (``PRAGMA user_version``).
 
@@ -55,6 +56,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE calls ADD COLUMN tag TEXT;
     CREATE INDEX calls_tag ON calls(tag);
+    """,
+    # structured output: was the answer valid JSON of its schema (NULL: no schema asked),
+    # which attempt of the call this was (2 = the format retry), how decoding was held to
+    # the schema (llguidance, response_format, or NULL: by instruction only)
+    """
+    ALTER TABLE calls ADD COLUMN schema_valid INTEGER;
+    ALTER TABLE calls ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE calls ADD COLUMN constrained TEXT;
     """,
 ]
 
@@ -139,7 +148,8 @@ class CallLog:
     # --- log ----------------------------------------------------------------
     def record(self, *, stage: str, endpoint: str, backend: str, model: str, kind: str,
                prompt_hash: str, usage: Any, latency: float, cache_hit: bool,
-               error: str | None = None) -> None:
+               error: str | None = None, schema_valid: bool | None = None, attempt: int = 1,
+               constrained: str | None = None) -> None:
         """Append one call.
 
         Args:
@@ -153,13 +163,21 @@ class CallLog:
             latency: seconds.
             cache_hit: answered from the cache.
             error: the error message of a failed call.
+            schema_valid: for a structured call, whether the answer matched its schema
+                (None: no schema was asked for).
+            attempt: 1 for a first call, 2 for the format retry of a structured call.
+            constrained: how decoding was held to the schema (``llguidance``,
+                ``response_format``), None when only the instruction asked for it.
         """
+        valid = None if schema_valid is None else int(bool(schema_valid))
         with self._lock:
             self._db.execute(
                 "INSERT INTO calls (ts, stage, endpoint, backend, model, kind, prompt_hash, tokens_in,"
-                " tokens_out, latency, cache_hit, error, tag) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " tokens_out, latency, cache_hit, error, tag, schema_valid, attempt, constrained)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (time.time(), stage, endpoint, backend, model, kind, prompt_hash, usage.tokens_in,
-                 usage.tokens_out, latency, int(cache_hit), error, _TAG.get()))
+                 usage.tokens_out, latency, int(cache_hit), error, _TAG.get(), valid, int(attempt),
+                 constrained))
 
     def calls(self, tag: str | None = None, since: float | None = None) -> list[dict[str, Any]]:
         """The logged calls, oldest first.
@@ -178,22 +196,26 @@ class CallLog:
             return [dict(zip(names, row)) for row in cur.fetchall()]
 
     def summary(self, tag: str | None = None, since: float | None = None) -> list[dict[str, Any]]:
-        """Calls, cache hits, errors, tokens and latency per stage.
+        """Calls, cache hits, errors, tokens, latency and structured-output validity per stage.
 
         Args:
             tag: only calls with this tag.
             since: only calls at or after this UNIX time.
 
         Returns:
-            One dict per stage: ``stage, calls, cache_hits, errors, tokens_in, tokens_out, latency``.
+            One dict per stage: ``stage, calls, cache_hits, errors, tokens_in, tokens_out,
+            latency, structured`` (calls that asked for a schema), ``valid`` (of those, the
+            schema-valid ones), ``retries`` (format retries).
         """
         where, args = self._where(tag, since)
         with self._lock:
             rows = self._db.execute(
                 "SELECT stage, COUNT(*), SUM(cache_hit), SUM(error IS NOT NULL), SUM(tokens_in),"
-                f" SUM(tokens_out), SUM(latency) FROM calls{where} GROUP BY stage ORDER BY stage",
+                " SUM(tokens_out), SUM(latency), COUNT(schema_valid), COALESCE(SUM(schema_valid), 0),"
+                f" SUM(attempt > 1) FROM calls{where} GROUP BY stage ORDER BY stage",
                 args).fetchall()
-        keys = ("stage", "calls", "cache_hits", "errors", "tokens_in", "tokens_out", "latency")
+        keys = ("stage", "calls", "cache_hits", "errors", "tokens_in", "tokens_out", "latency",
+                "structured", "valid", "retries")
         return [dict(zip(keys, r)) for r in rows]
 
     @staticmethod

@@ -5,7 +5,8 @@
   dequantized by transformers once and cached as a normal checkpoint under
   ``sqlmend.paths.cache_dir("models")``, so later loads take a second.
 * :class:`TransformersBackend` serves chat (with the model's chat template) and
-  next-token scores from such a model, on CPU or GPU.
+  next-token scores from such a model, on CPU or GPU. A structured call decodes under
+  its JSON schema (and SQL grammar), see :mod:`sqlmend.llm.constrained`.
 
 Everything here runs offline: the loaders set ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``
 and pass ``local_files_only=True``; nothing is ever downloaded.
@@ -196,6 +197,8 @@ class TransformersBackend(Backend):
         path: checkpoint folder or ``.gguf`` file; None for the packaged SmolLM2.
         device: ``auto`` | ``cpu`` | ``cuda`` ...
         dtype: see :func:`load_causal_lm`.
+        constrain: decode structured calls under their schema (llguidance); None follows
+            ``$SQLMEND_LLM_CONSTRAIN`` (on by default when llguidance is installed).
         name: the endpoint name.
         log: the call log / cache.
     """
@@ -203,11 +206,37 @@ class TransformersBackend(Backend):
     kind = "transformers"
 
     def __init__(self, model: str | None = None, path: str | None = None, device: str = "auto",
-                 dtype: str | None = None, name: str | None = None, log=None):
+                 dtype: str | None = None, constrain: bool | None = None, name: str | None = None,
+                 log=None):
         super().__init__(model or (Path(path).name if path else SMOLLM2_NAME), name=name, log=log)
         self.path, self.device, self.dtype = path, device, dtype
+        self._constrain = constrain
+        self._constrainer: Any = None
         self._loaded: tuple[Any, Any] | None = None
         self._lock = threading.Lock()
+
+    @property
+    def constrain(self) -> bool:
+        """Whether structured calls decode under their schema (see the ``constrain`` argument)."""
+        from sqlmend.llm import constrained
+
+        wanted = constrained.enabled_by_env() if self._constrain is None else self._constrain
+        return wanted and constrained.available()
+
+    def _decoding(self, json_schema: dict | None) -> str | None:
+        from sqlmend.llm.constrained import ENGINE
+
+        return ENGINE if json_schema is not None and self.constrain else None
+
+    def _processor(self, json_schema: dict, budget: int | None = None) -> Any:
+        """A grammar logits processor for one generation (the tokenizer view is built once)."""
+        from sqlmend.llm.constrained import Constrainer
+
+        model, tok = self.loaded
+        if self._constrainer is None:
+            eos = model.generation_config.eos_token_id
+            self._constrainer = Constrainer(tok, eos if eos is not None else tok.eos_token_id)
+        return self._constrainer.processor(json_schema, budget)
 
     @classmethod
     def from_loaded(cls, model: Any, tokenizer: Any, name: str, log=None) -> "TransformersBackend":
@@ -261,6 +290,15 @@ class TransformersBackend(Backend):
                     torch.manual_seed(options.seed)
             if options.stop:
                 kwargs.update(stop_strings=list(options.stop), tokenizer=tok)
+            processor = self._processor(json_schema, options.max_tokens) \
+                if json_schema is not None and self.constrain else None
+            if processor is not None:
+                from transformers import LogitsProcessorList
+
+                from sqlmend.llm.constrained import CLOSE_EXTRA
+
+                kwargs["logits_processor"] = LogitsProcessorList([processor])
+                kwargs["max_new_tokens"] = options.max_tokens + CLOSE_EXTRA  # room to close
             try:
                 with torch.inference_mode():
                     out = model.generate(**enc, **kwargs)
@@ -273,10 +311,16 @@ class TransformersBackend(Backend):
                 text = text[:text.index(s)]
         eos = set(model.generation_config.eos_token_id if isinstance(
             model.generation_config.eos_token_id, list) else [model.generation_config.eos_token_id])
-        finish = "stop" if (new and new[-1] in eos) or len(new) < options.max_tokens else "length"
+        limit = kwargs["max_new_tokens"]
+        finish = "stop" if (new and new[-1] in eos) or len(new) < limit else "length"
+        raw: dict[str, Any] = {"token_ids": new, "finish_reason": finish}
+        if processor is not None:
+            from sqlmend.llm.constrained import ENGINE
+
+            raw.update(constrained=ENGINE, constraint_s=round(processor.seconds, 6),
+                       constraint_steps=processor.steps, closing_steps=processor.closed)
         return ChatResult(text=text, usage=Usage(n_in, len(new)),
-                          latency=time.perf_counter() - t0,
-                          raw={"token_ids": new, "finish_reason": finish},
+                          latency=time.perf_counter() - t0, raw=raw,
                           model=self.model, backend=self.kind, finish_reason=finish)
 
     def _next_token_scores(self, prompt: str | list[Message], token_ids: list[int]

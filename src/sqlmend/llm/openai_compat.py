@@ -6,21 +6,54 @@ classes. The key is read from an environment variable named by ``api_key_env`` a
 stored (not in the config, the call log, nor the cassettes). Calls are retried with
 exponential backoff on 429, 5xx, connection errors and time-outs (honouring
 ``Retry-After``), and at most ``concurrency`` calls are in flight per endpoint.
+
+Structured calls send the JSON schema as ``response_format`` (OpenAI structured outputs;
+vLLM, llama.cpp, Ollama and ``sqlmend serve-model`` decode under it). With
+``json_mode = "auto"`` (the default) a server that rejects ``response_format`` is
+detected on the first structured call -- the call is repeated without it -- and
+remembered for the endpoint (:func:`response_format_support`); its later calls rely on
+the instruction and the parse-and-retry of :mod:`sqlmend.llm.structured`.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
 import threading
 import time
 from typing import Any, Callable
 
 from sqlmend.errors import ConfigError, ModelError, ModelTimeout
 from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage
+from sqlmend.llm.sqlgrammar import unmark
 
 #: Sent when the server needs no key (local servers) and the variable is unset.
 NO_KEY = "sk-no-key-required"
+JSON_MODES = ("auto", "schema", "object", "none")
+
+#: ``(base_url, model) -> False`` once a server rejected ``response_format`` (this process).
+_RESPONSE_FORMAT: dict[tuple[str, str], bool] = {}
+_RESPONSE_FORMAT_LOCK = threading.Lock()
+
+
+def response_format_support(base_url: str | None, model: str) -> bool | None:
+    """What is known of an endpoint's ``response_format`` support in this process.
+
+    Args:
+        base_url: the endpoint's API root (None: api.openai.com).
+        model: the model name.
+
+    Returns:
+        True (it accepted one), False (it rejected one), None (not tried yet).
+    """
+    with _RESPONSE_FORMAT_LOCK:
+        return _RESPONSE_FORMAT.get((base_url or "", model))
+
+
+def _remember(base_url: str | None, model: str, supported: bool) -> None:
+    with _RESPONSE_FORMAT_LOCK:
+        _RESPONSE_FORMAT[(base_url or "", model)] = supported
 
 
 class OpenAIBackend(Backend):
@@ -35,8 +68,12 @@ class OpenAIBackend(Backend):
         backoff: first backoff delay in seconds (doubled each retry, with jitter).
         max_backoff: longest delay between retries.
         concurrency: most calls in flight at once through this endpoint.
-        json_mode: how a schema is requested: ``schema`` (``response_format`` json_schema),
+        json_mode: how a schema is requested: ``auto`` (``response_format`` json_schema,
+            dropped for good when the server rejects it), ``schema`` (always json_schema),
             ``object`` (json_object) or ``none`` (prompt only); validation happens either way.
+        send_sql_grammar: keep the SQL-grammar marks
+            (:data:`sqlmend.llm.sqlgrammar.SQL_KEY`) in the schema sent, for a server that
+            reads them (``sqlmend serve-model``); other servers get a plain JSON schema.
         embed_model: model name for embeddings (default: ``model``).
         max_tokens_param: ``max_tokens`` or ``max_completion_tokens`` (newer OpenAI models).
         name: the endpoint name.
@@ -47,12 +84,13 @@ class OpenAIBackend(Backend):
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  timeout: float = 60.0, max_retries: int = 3, backoff: float = 1.0,
-                 max_backoff: float = 30.0, concurrency: int = 4, json_mode: str = "schema",
+                 max_backoff: float = 30.0, concurrency: int = 4, json_mode: str = "auto",
                  embed_model: str | None = None, max_tokens_param: str = "max_tokens",
-                 name: str | None = None, log=None):
+                 send_sql_grammar: bool = False, name: str | None = None, log=None):
         super().__init__(model, name=name, log=log)
-        if json_mode not in ("schema", "object", "none"):
-            raise ConfigError(f"json_mode {json_mode!r}: expected schema, object or none")
+        if json_mode not in JSON_MODES:
+            raise ConfigError(f"json_mode {json_mode!r}: expected {', '.join(JSON_MODES)}")
+        self.send_sql_grammar = bool(send_sql_grammar)
         self.base_url, self.api_key_env = base_url, api_key_env
         self.timeout, self.max_retries = float(timeout), int(max_retries)
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
@@ -96,7 +134,7 @@ class OpenAIBackend(Backend):
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status != 429 and status < 500:
-                    raise ModelError(f"{self.name}: HTTP {status}: {_message(exc)}") from exc
+                    raise _Rejected(f"{self.name}: HTTP {status}: {_message(exc)}") from exc
                 last = ModelError(f"{self.name}: HTTP {status}: {_message(exc)}")
                 retry_after = _retry_after(exc)
                 if retry_after is not None:
@@ -118,22 +156,47 @@ class OpenAIBackend(Backend):
             kwargs["seed"] = options.seed
         if options.stop:
             kwargs["stop"] = list(options.stop)
-        if json_schema is not None and self.json_mode == "schema":
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": str(json_schema.get("title") or "answer")[:64], "schema": json_schema}}
-        elif json_schema is not None and self.json_mode == "object":
-            kwargs["response_format"] = {"type": "json_object"}
+        fmt = self._response_format(json_schema)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
         t0 = time.perf_counter()
-        resp = self._call(lambda: self.client.chat.completions.create(**kwargs))
+        try:
+            resp = self._call(lambda: self.client.chat.completions.create(**kwargs))
+        except _Rejected as exc:
+            if fmt is None or self.json_mode != "auto":
+                raise
+            # the server refuses response_format: ask once more without it, and remember
+            del kwargs["response_format"]
+            fmt = None
+            resp = self._call(lambda: self.client.chat.completions.create(**kwargs))
+            _remember(self.base_url, self.model, False)
+        else:
+            if fmt is not None and fmt["type"] == "json_schema":
+                _remember(self.base_url, self.model, True)
         latency = time.perf_counter() - t0
         if not getattr(resp, "choices", None):
             raise ModelError(f"{self.name}: the response has no choices")
         choice = resp.choices[0]
         usage = Usage(resp.usage.prompt_tokens or 0, resp.usage.completion_tokens or 0) \
             if resp.usage else Usage()
+        raw = resp.model_dump(mode="json")
+        if fmt is not None:
+            raw["constrained"] = "response_format"
         return ChatResult(text=choice.message.content or "", usage=usage, latency=latency,
-                          raw=resp.model_dump(mode="json"), model=self.model, backend=self.kind,
+                          raw=raw, model=self.model, backend=self.kind,
                           finish_reason=choice.finish_reason or "")
+
+    def _response_format(self, json_schema: dict | None) -> dict[str, Any] | None:
+        """The ``response_format`` to send for a schema, or None."""
+        if json_schema is None or self.json_mode == "none":
+            return None
+        if self.json_mode == "object":
+            return {"type": "json_object"}
+        if self.json_mode == "auto" and response_format_support(self.base_url, self.model) is False:
+            return None
+        sent = json_schema if self.send_sql_grammar else unmark(json_schema)
+        return {"type": "json_schema", "json_schema": {
+            "name": _schema_name(json_schema), "schema": sent}}
 
     def _embed(self, texts: list[str]) -> tuple[Any, int]:
         resp = self._call(lambda: self.client.embeddings.create(model=self.embed_model, input=texts))
@@ -159,6 +222,16 @@ class OpenAIBackend(Backend):
             listed = []
         note = "" if not listed or self.model in listed else f" (server lists {listed[:5]})"
         return super().check() + note
+
+
+class _Rejected(ModelError):
+    """The server refused the request (HTTP 4xx other than 429): not worth retrying as is."""
+
+
+def _schema_name(json_schema: dict) -> str:
+    """The schema's name as OpenAI wants it: ``[a-zA-Z0-9_-]{1,64}``."""
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", str(json_schema.get("title") or "answer"))
+    return name[:64] or "answer"
 
 
 def _message(exc: Any) -> str:

@@ -4,7 +4,10 @@ Each cassette line is one call: ``{"key", "kind", "backend", "model", "request",
 The key is :func:`sqlmend.llm.base.call_key` of (backend kind, model, call kind, messages,
 options, schema) -- the same key the call log uses -- so a cassette recorded against an
 endpoint is replayed by a replay endpoint that names the same backend and model. Requests
-hold messages and options only: no API keys, no headers.
+hold messages and options only: no API keys, no headers. The schema is keyed without its
+SQL-grammar marks (:func:`sqlmend.llm.sqlgrammar.unmark`): how an answer was decoded is the
+recorded backend's business, so a cassette stays valid when a stage starts passing its
+database.
 
 Modes:
 
@@ -26,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 from sqlmend.errors import CassetteMiss, ConfigError
 from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage, call_key
+from sqlmend.llm.sqlgrammar import unmark
 
 MODES = ("record", "replay", "strict", "queue")
 
@@ -109,7 +113,7 @@ class ReplayBackend(Backend):
     def _chat(self, messages: list[Message], options: ChatOptions,
               json_schema: dict | None) -> ChatResult:
         request = {"messages": messages, "options": options.model_dump(mode="json"),
-                   "schema": json_schema}
+                   "schema": unmark(json_schema)}
         if self.mode == "queue":
             self.history.append(request)
             if not self.answers:

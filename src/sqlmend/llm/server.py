@@ -3,8 +3,11 @@
 Serves ``GET /v1/models``, ``POST /v1/chat/completions`` (no streaming) and
 ``POST /v1/embeddings`` from a chat backend and an embedding backend, so that any
 OpenAI client -- sqlmend's own ``openai`` endpoints included -- can use the embedded
-models. A ``response_format`` with a JSON schema is honoured by instruction (the schema
-is added to the system message), not by constrained decoding; clients validate.
+models. A ``response_format`` (``json_schema`` or ``json_object``) is honoured: the schema
+is added to the system message, and a local (transformers) chat model decodes under it
+(:mod:`sqlmend.llm.constrained`), so the answer is JSON of the schema by construction;
+SQL-marked properties (:data:`sqlmend.llm.sqlgrammar.SQL_KEY`) follow the database's SQL
+grammar. The call is logged with whether the answer was schema-valid.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from sqlmend.errors import ModelError
 from sqlmend.llm.base import Backend, ChatOptions
-from sqlmend.llm.structured import instruction, with_instruction
+from sqlmend.llm.structured import instruction, validate, with_instruction
 
 
 def create_app(chat: Backend | None, embedder: Backend | None = None) -> Any:
@@ -65,12 +68,18 @@ def create_app(chat: Backend | None, embedder: Backend | None = None) -> Any:
         msgs = [{"role": str(m.get("role", "user")), "content": _content(m.get("content"))}
                 for m in messages]
         fmt = body.get("response_format") or {}
+        if not isinstance(fmt, dict) or fmt.get("type", "text") not in ("text", "json_schema",
+                                                                          "json_object"):
+            return error(400, "response_format: expected type text, json_schema or json_object")
         schema = (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" \
             else ({"type": "object"} if fmt.get("type") == "json_object" else None)
+        if fmt.get("type") == "json_schema" and not isinstance(schema, dict):
+            return error(400, "response_format.json_schema.schema must be a JSON schema object")
         if schema is not None and not any(instruction(schema) in m["content"] for m in msgs):
             msgs = with_instruction(msgs, schema)
+        check = (lambda text: validate(schema, text)) if schema is not None else None
         try:
-            res = chat._logged_chat(msgs, options, schema, stage="server")
+            res = chat._logged_chat(msgs, options, schema, stage="server", check=check)
         except ModelError as exc:
             return error(500, str(exc), "server_error")
         return {

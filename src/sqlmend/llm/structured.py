@@ -2,8 +2,12 @@
 
 The schema is a pydantic model class (validated by pydantic, ``parsed`` is an instance)
 or a JSON-schema dict (checked for JSON object, required keys and simple property
-types, ``parsed`` is a dict). A stage that gets :class:`StructuredOutputError` keeps
-the original SQL; it never crashes the batch.
+types, ``parsed`` is a dict). The schema is always stated in the system message; a
+backend that can hold decoding to it does so too (local models through llguidance,
+:mod:`sqlmend.llm.constrained`; OpenAI-compatible servers through ``response_format``),
+so that the answer is valid at the first try and the retry is not needed. A stage that
+gets :class:`StructuredOutputError` keeps the original SQL; it never crashes the batch.
+Every call's validity and attempt are in the call log.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from sqlmend.errors import StructuredOutputError
+from sqlmend.llm.sqlgrammar import unmark
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message
@@ -48,7 +53,7 @@ def instruction(json_schema: dict) -> str:
         Text to append to the conversation's system message.
     """
     return ("Answer with one JSON object only, no prose and no code fences, that matches "
-            "this JSON schema:\n" + json.dumps(json_schema, separators=(",", ":")))
+            "this JSON schema:\n" + json.dumps(unmark(json_schema), separators=(",", ":")))
 
 
 def extract_json(text: str) -> Any:
@@ -130,15 +135,18 @@ def with_instruction(messages: list["Message"], json_schema: dict) -> list["Mess
 
 
 def chat_structured(backend: "Backend", messages: list["Message"], options: "ChatOptions",
-                    schema: type[BaseModel] | dict, stage: str) -> "ChatResult":
+                    schema: type[BaseModel] | dict, stage: str, json_schema: dict | None = None
+                    ) -> "ChatResult":
     """Chat, asking for JSON matching ``schema``; retry once with the validation error.
 
     Args:
         backend: the backend to call.
         messages: the conversation.
         options: chat options.
-        schema: a pydantic model class or a JSON-schema dict.
+        schema: a pydantic model class or a JSON-schema dict (what the answer is validated by).
         stage: the pipeline stage (logged).
+        json_schema: the schema sent to the backend, when it differs from ``schema``'s own
+            (e.g. with SQL-constrained properties, :func:`sqlmend.llm.sqlgrammar.mark`).
 
     Returns:
         The result with ``parsed`` set; ``attempts`` and ``usage`` cover both calls.
@@ -147,28 +155,29 @@ def chat_structured(backend: "Backend", messages: list["Message"], options: "Cha
         StructuredOutputError: the second answer did not match either (it carries the
             attempts and tokens of both calls).
     """
-    js = json_schema_of(schema)
+    js = json_schema if json_schema is not None else json_schema_of(schema)
     msgs = with_instruction(messages, js)
-    first = backend._logged_chat(msgs, options, js, stage)
-    try:
-        first.parsed = validate(schema, first.text)
+
+    def check(text: str) -> Any:
+        return validate(schema, text)
+
+    first = backend._logged_chat(msgs, options, js, stage, check=check, attempt=1)
+    if first.parsed is not None:
         return first
-    except (ValueError, ValidationError) as exc:
-        error = str(exc)
+    error = str(first.raw.get("schema_error", "not valid JSON"))
     retry = msgs + [
         {"role": "assistant", "content": first.text},
         {"role": "user", "content": f"That answer is invalid: {error[:1000]}\n"
                                     "Answer again with only the corrected JSON object."},
     ]
-    second = backend._logged_chat(retry, options, js, stage)
+    second = backend._logged_chat(retry, options, js, stage, check=check, attempt=2)
     second.usage = first.usage + second.usage
     second.latency += first.latency
     second.attempts = 2
-    try:
-        second.parsed = validate(schema, second.text)
+    if second.parsed is not None:
         return second
-    except (ValueError, ValidationError) as exc:
-        raise StructuredOutputError(
-            f"{backend.name}: answer does not match the schema after one retry: {str(exc)[:300]}",
-            raw=second.text, attempts=second.attempts, tokens_in=second.usage.tokens_in,
-            tokens_out=second.usage.tokens_out) from exc
+    raise StructuredOutputError(
+        f"{backend.name}: answer does not match the schema after one retry: "
+        f"{str(second.raw.get('schema_error', ''))[:300]}",
+        raw=second.text, attempts=second.attempts, tokens_in=second.usage.tokens_in,
+        tokens_out=second.usage.tokens_out)

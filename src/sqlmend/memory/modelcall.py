@@ -27,7 +27,7 @@ def _jsonable(value: Any) -> str:
 
 
 def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, stage: str = "solver",
-        **fields: Any) -> BaseModel | None:
+        sql_schema: Any = None, **fields: Any) -> BaseModel | None:
     """Fill prompt ``name`` and ask the backend for an answer of type ``answer_type``.
 
     Args:
@@ -36,6 +36,8 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, s
         answer_type: the pydantic model of the answer.
         book: the model-call book to count this call in.
         stage: the llm stage the call is logged under (recovery, judge, solver).
+        sql_schema: the database (``types.Schema``) of the answer's ``sql`` field: a local
+            model writes it under the grammar of one SELECT over that database.
         **fields: values for the template's placeholders (non-strings as JSON).
 
     Returns:
@@ -43,7 +45,8 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, s
     """
     messages = prompts.messages(prompts.load("sqlmend.memory", name), **{k: _jsonable(v) for k, v in fields.items()})
     try:
-        reply = book.ask(backend, messages, stage=stage, schema=answer_type, max_tokens=MAX_TOKENS)
+        reply = book.ask(backend, messages, stage=stage, schema=answer_type, max_tokens=MAX_TOKENS,
+                         sql_schema=sql_schema)
     except ModelError:  # counted by the book; garbage twice costs both calls
         return None
     parsed = reply if isinstance(reply, answer_type) else getattr(reply, "parsed", None)

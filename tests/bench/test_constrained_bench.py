@@ -1,0 +1,45 @@
+"""The constrained-decoding benchmark: the library timed alone over fixed valid answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sqlmend.llm import constrained
+
+pytestmark = pytest.mark.skipif(not constrained.available(), reason="llguidance not installed")
+
+
+def test_replay_times_a_valid_answer_under_the_sql_grammar():
+    from sqlmend.bench.constrained import replay_all
+
+    (row,) = replay_all(("llguidance-sql",), ("judge", "rewrite"), repeats=2)  # judge has no SQL
+    assert (row["schema"], row["engine"]) == ("rewrite", "llguidance-sql")
+    # replay raises when the grammar rejects the valid answer
+    assert row["tokens"] > 10 and row["warm_us_per_token"] > 0 and row["setup_ms"] > 0
+
+
+def test_refine_answers_counts_sql_that_executes(tmp_path, data_dir):
+    from sqlmend.bench.constrained import refine_answers
+
+    def task(qid, prompts, candidate=None):
+        return {"question_id": qid, "db_id": "concert_singer", "stages": [
+            {"stage": "static", "status": "ran", "calls": 0},
+            {"stage": "refine", "status": "ran", "calls": 1, "candidate": candidate,
+             "detail": {"prompts": prompts}}]}
+
+    lines = [
+        task("1", [{"role": "refine", "answer": '{"sql": "SELECT COUNT(*) FROM singer", '
+                                                '"addressed": [], "no_change": true}'}]),
+        task("2", [{"role": "localize", "answer": "{}"},
+                   {"role": "refine", "error": "StructuredOutputError: ..."}],
+             candidate="SELECT name FROM singers"),       # invalid twice; no such table
+        task("3", [{"role": "refine", "error": "StructuredOutputError: ..."}]),  # no SQL at all
+    ]
+    folder = tmp_path / "codes-1b" / "errorllm"
+    folder.mkdir(parents=True)
+    (folder / "corrections.jsonl").write_text("\n".join(json.dumps(t) for t in lines))
+    got = refine_answers(tmp_path, data_dir)
+    assert got["codes-1b"] == got["total"] == {"answers": 3, "valid_json": 1, "no_change": 1,
+                                               "with_sql": 2, "executes": 1}
