@@ -98,7 +98,7 @@ def _xgrammar(info: Any, json_schema: dict) -> tuple[Timed, float]:
 
 def _schema(name: str, sql_schema: Any = None) -> tuple[Any, dict]:
     from sqlmend.llm import sqlgrammar
-    from sqlmend.memory.judge import JudgeAnswer
+    from sqlmend.memory.kinds.general import JudgeAnswer
     from sqlmend.refine.refiner import RewriteAnswer
 
     model = {"judge": JudgeAnswer, "rewrite": RewriteAnswer}[name]
