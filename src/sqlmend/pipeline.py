@@ -79,7 +79,8 @@ class PipelineConfig(BaseModel):
 
     strategy: Strategy = Field("errorllm", description="refinement strategy: ErrorLLM or a baseline")
     stages: list[str] | None = Field(
-        None, description="stages to run, in pipeline order; default: all for errorllm, "
+        None, description="stages to run, in pipeline order; default: all for errorllm but the "
+                          "detector (opt-in: measured near chance, docs/benchmarks.md), "
                           "refine+guard for a baseline (they do not detect first)")
     timeout: float = Field(30.0, gt=0, description="seconds per SQL execution, in every stage")
     max_rows: int = Field(10_000, gt=0, description="rows fetched per execution")
@@ -126,8 +127,8 @@ class PipelineConfig(BaseModel):
         """Return the stages this configuration runs, in pipeline order."""
         if self.stages is not None:
             return list(self.stages)
-        if self.strategy == "errorllm":
-            return list(STAGE_ORDER)
+        if self.strategy == "errorllm":  # a stage class may keep itself out of the default (default_on)
+            return [s for s in STAGE_ORDER if getattr(STAGES.get(s), "default_on", True)]
         return ["refine", "guard"]
 
     def run_settings(self) -> RunSettings:

@@ -53,6 +53,23 @@ def test_serialize_puts_focus_first_and_keeps_budget(concert):
     assert len(short.splitlines()[0]) <= 150 and "concert(" not in short
 
 
+def test_linked_sub_graph_keeps_the_linked_and_used_parts(concert):
+    q = "What is the average age of singers from France?"
+    sql = "SELECT avg(age) FROM singer WHERE country = 'France'"
+    whole = structure.describe(concert, q, sql, samples=structure.sample_values(concert),
+                               value_index=concert.value_index(), linked_only=False).qss
+    linked = structure.describe(concert, q, sql, samples=structure.sample_values(concert),
+                                value_index=concert.value_index()).qss
+    assert len(linked) < len(whole) / 2
+    first = linked.splitlines()[0]
+    # the SQL's and the question's columns and the key stay; the others are counted
+    assert first.startswith("singer(Singer_ID*") and "Country" in first and "Age" in first
+    assert "Song_Name" not in first and first.endswith("+2)")
+    assert "stadium(" not in linked and "stadium(" in whole
+    assert "'France'->singer.Country" in linked
+    assert structure.sql_columns(sql) == ["age", "country"]
+
+
 def test_ast_and_exec_text(concert):
     assert structure.ast_text("SELECT name FROM singer WHERE age > 3") == \
         "(select (col name) (from (table singer)) (where (gt (col age) 3)))"

@@ -81,3 +81,59 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     return {"table": table, "per_system": per_system, "auroc": auc, "questions": len(qids),
             "suspects": sorted(suspects), "labels": labels, "wrong": sum(labels.values()),
             "results": {k: j.to_dict() for k, j in results.items()}}
+
+
+def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: int | None = None,
+                sample: int | None = None, seed: int = 0, data_root: str | Path | None = None,
+                db_root: str | Path | None = None, progress: bool = True, batch_size: int = 8) -> dict[str, Any]:
+    """``sqlmend detect --dataset --pred --out``: judge every chosen prediction, write ``detections.jsonl``.
+
+    One line per prediction, in dataset order: ``question_id``, ``db_id``, ``error``
+    (flagged by the detector's calibrated threshold), ``types`` (the error types, most
+    likely first), ``score`` (P(error) = 1 - P(no_error)) and ``failure`` (why it could
+    not be judged, else null). ``run.json`` records the detector and the selection.
+
+    Args:
+        detector: an :class:`~sqlmend.detect.detector.ErrorTokenDetector`.
+        dataset: a dataset name or task file.
+        pred: the prediction file.
+        out: the output folder.
+        limit: the first N predictions.
+        sample: a seeded sample of N (:func:`sqlmend.bench.sampling.choose`; wins over ``limit``).
+        seed: the sample's seed.
+        data_root: the folder holding ``spider/``.
+        db_root: the databases folder ``<db_id>/<db_id>.sqlite`` (wins over the dataset's).
+        progress: show a progress bar.
+        batch_size: queries per forward pass.
+
+    Returns:
+        ``{"n", "flagged", "failed", "out"}``.
+    """
+    import json
+
+    from sqlmend.bench.datasets import load_dataset, write_jsonl
+    from sqlmend.bench.predictions import load_predictions
+    from sqlmend.bench.sampling import choose
+    from sqlmend.detect.batch import Item, judge
+
+    ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
+    chosen = choose(ds.with_sql(load_predictions(pred, ds)), limit, sample, seed)
+    items = [Item(t.question_id, t.question_id, t.db_id, t.question, t.sql or "", t.evidence) for t in chosen]
+
+    def path_of(db_id: str) -> str:
+        return str(ds.db_path(db_id) or f"<missing database {db_id}>")
+
+    judged = judge(items, path_of, detector, progress=progress, batch_size=batch_size)
+    rows = [{"question_id": it.question_id, "db_id": it.db_id, "error": bool(j.model_types),
+             "types": [t for t, _ in j.model_types],
+             "score": None if j.p_no_error is None else round(1 - j.p_no_error, 4), "failure": j.error}
+            for it, j in zip(items, judged)]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(out / "detections.jsonl", rows)
+    (out / "run.json").write_text(json.dumps({
+        "dataset": dataset, "pred": str(pred), "selection": {"limit": limit, "sample": sample, "seed": seed},
+        "detector": str(getattr(detector, "folder", "")), "version": getattr(detector, "version", ""),
+        "threshold": getattr(detector, "threshold", None), "n": len(rows)}, indent=1))
+    return {"n": len(rows), "flagged": sum(r["error"] for r in rows),
+            "failed": sum(r["failure"] is not None for r in rows), "out": str(out)}

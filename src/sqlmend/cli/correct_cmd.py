@@ -18,7 +18,7 @@ from sqlmend.errors import SqlmendError
 from sqlmend.pipeline import STAGE_ORDER, STRATEGIES, PipelineConfig, summarize
 from sqlmend.types import Task
 
-_STAGES_HELP = f"comma-separated stages to run, of {', '.join(STAGE_ORDER)} (default: all for errorllm)"
+_STAGES_HELP = f"comma-separated stages to run, of {', '.join(STAGE_ORDER)} (default for errorllm: all but detector, which is opt-in)"
 _STRATEGY_HELP = f"refinement strategy: {' | '.join(STRATEGIES)}"
 _MODEL_HELP = ("model assignment STAGE=ENDPOINT, repeatable; '*=local' puts the embedded SmolLM2 "
                "on every model stage (stages: localizer, refiner, baseline, detector, ...)")

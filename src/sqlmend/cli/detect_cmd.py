@@ -34,10 +34,20 @@ def _threads(n: int) -> None:
 
 
 def default_detector_dir() -> Path:
-    """Where ``train-detector`` writes and ``detect`` reads the detector by default."""
+    """Where ``train-detector`` writes by default (the cache)."""
     from sqlmend.detect.stage import default_dir
 
     return default_dir()
+
+
+def _reading_dir(folder: Path | None) -> Path:
+    """The detector ``detect`` and ``bench detect`` read: ``--detector``, else the packaged one, else the cache."""
+    from sqlmend.detect.stage import trained_dir
+
+    return folder or trained_dir()
+
+
+_DETECTOR_HELP = "Detector folder (default: the adapter shipped with sqlmend, else the cache)."
 
 
 def synth(
@@ -118,11 +128,19 @@ def train_detector(
     epochs: float = typer.Option(1.0, help="Passes over the data."),
     max_steps: Optional[int] = typer.Option(None, help="Optimizer steps (overrides --epochs)."),
     lr: float = typer.Option(3e-4, help="Learning rate."),
-    grad_accum: int = typer.Option(4, help="Examples per optimizer step."),
-    max_length: int = typer.Option(448, help="Most tokens per example (the input is cut from the left)."),
-    max_chars: int = typer.Option(1400, help="Character budget of the detector input (the QSS is cut first)."),
-    lora_r: int = typer.Option(16, help="LoRA rank."),
-    loss: str = typer.Option("constrained", help="constrained (over error tokens) | full (whole vocabulary)."),
+    grad_accum: int = typer.Option(2, help="Forward passes (batches) per optimizer step."),
+    batch_size: int = typer.Option(4, help="Examples per forward pass, of similar length (first_step objective)."),
+    max_length: int = typer.Option(256, help="Most tokens per example (the input is cut from the left)."),
+    max_chars: int = typer.Option(1000, help="Character budget of the detector input (the QSS is cut first)."),
+    lora_r: int = typer.Option(8, help="LoRA rank."),
+    top_layers: int = typer.Option(8, help="LoRA on the top N decoder layers only, no backward pass below "
+                                           "them (0: every layer)."),
+    objective: str = typer.Option("first_step", help="first_step (what one-pass detection reads; batched) | "
+                                                     "sequence (the whole answer; needed by --mode decode)."),
+    loss: str = typer.Option("constrained", help="constrained (over error tokens) | full (whole vocabulary); "
+                                                 "sequence objective."),
+    retrain: bool = typer.Option(False, "--retrain", help="Start from scratch instead of continuing the packaged "
+                                                          "detector's checkpoint (when --out has none)."),
     time_budget: Optional[float] = typer.Option(None, help="Stop (with a checkpoint) after this many minutes."),
     holdout: float = typer.Option(0.1, help="Share of databases held out for calibration."),
     target_precision: float = typer.Option(0.8, help="Calibrate P(no_error) threshold for this precision."),
@@ -138,10 +156,14 @@ def train_detector(
     out = out or default_detector_dir()
     rows = read_jsonl(data)
     train_rows, held = calibrate.split_by_db(rows, holdout, seed=0)
+    from sqlmend.detect.stage import packaged_dir
+
+    init = None if retrain or backbone else packaged_dir()
     cfg = TrainConfig(out_dir=str(out), backbone=backbone, epochs=epochs, max_steps=max_steps, lr=lr,
-                      grad_accum=grad_accum, max_length=max_length, max_chars=max_chars, loss=loss,
+                      grad_accum=grad_accum, batch_size=batch_size, max_length=max_length, max_chars=max_chars,
+                      objective=objective, loss=loss, init_from=str(init) if init else None,
                       time_budget=time_budget * 60 if time_budget else None, threads=threads, device=device,
-                      lora=dmodel.LoraSettings(r=lora_r, alpha=2 * lora_r))
+                      lora=dmodel.LoraSettings(r=lora_r, alpha=2 * lora_r, top_layers=top_layers or None))
     typer.echo(f"training on {len(train_rows)} examples ({len(held)} held out for calibration) -> {out}")
     report = train(train_rows, cfg, progress=not quiet)
     typer.echo(f"steps {report.steps}/{report.total_steps}, examples seen {report.examples_seen}, "
@@ -159,21 +181,55 @@ def detect(
     question: str = typer.Option(None, "--question", "-q", help="The question it answers."),
     db: str = typer.Option(None, "--db", help="Database path or URL."),
     tasks: Optional[Path] = typer.Option(None, "--tasks", help="JSONL tasks (question_id, db_id, question, sql)."),
-    db_root: Optional[Path] = typer.Option(None, help="Databases folder <root>/<db_id>/<db_id>.sqlite (with --tasks)."),
-    detector_dir: Optional[Path] = typer.Option(None, "--detector", help="Detector folder (default: the cache)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help=_DATASET_HELP + " With --pred and --out DIR."),
+    pred: Optional[Path] = typer.Option(None, "--pred", help="Prediction file of --dataset (.sql or .jsonl)."),
+    limit: Optional[int] = typer.Option(None, help="With --dataset: only the first N predictions."),
+    sample: Optional[int] = typer.Option(None, help="With --dataset: a seeded random sample of N predictions."),
+    seed: int = typer.Option(0, help="Seed of --sample."),
+    batch_size: int = typer.Option(8, help="Queries per forward pass of the detector."),
+    data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
+    db_root: Optional[Path] = typer.Option(None, help="Databases folder <root>/<db_id>/<db_id>.sqlite "
+                                                      "(with --tasks; with --dataset it wins over the dataset's)."),
+    detector_dir: Optional[Path] = typer.Option(None, "--detector", help=_DETECTOR_HELP),
     mode: str = typer.Option("one_pass", help="one_pass (calibrated threshold) | decode (constrained decoding)."),
     static: bool = typer.Option(False, help="Also run the static rules."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write JSONL results here (default: stdout)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="With --dataset: the output folder "
+                                                                 "(detections.jsonl, run.json); else a JSONL "
+                                                                 "file (default: stdout)."),
     threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
     quiet: bool = QUIET_LONG,
 ) -> None:
-    """Detect the error types of SQL with the trained error-token model (per-query types with scores)."""
+    """Detect the error types of SQL with the trained error-token model (per-query types with scores).
+
+    \b
+    Examples:
+      sqlmend detect --db pets_1.sqlite -q "How many female students?" --sql "SELECT count(*) FROM Student"
+      sqlmend detect --dataset spider-dev --pred gpt-4_zero-shot.sql --out runs/det --sample 100 --seed 0
+
+    With --dataset, detections.jsonl has one line per prediction: question_id, error (flagged),
+    types, score (P(error)). The findings are advisory: measured near chance on real predictions
+    (docs/benchmarks.md).
+    """
     from sqlmend.bench import read_tasks
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.detector import ErrorTokenDetector
 
-    folder = detector_dir or default_detector_dir()
+    folder = _reading_dir(detector_dir)
     _threads(threads)
+    if dataset is not None:
+        from sqlmend.bench.detect import detect_file
+
+        if pred is None or out is None:
+            raise typer.BadParameter("--dataset needs --pred and --out DIR")
+        try:
+            det = ErrorTokenDetector.from_dir(folder, mode=mode)
+            r = detect_file(det, dataset, pred, out, limit=limit, sample=sample, seed=seed, data_root=data_root,
+                            db_root=db_root, progress=not quiet, batch_size=batch_size)
+        except SqlmendError as e:
+            _fail(e)
+        typer.echo(f"{r['n']} predictions: {r['flagged']} flagged, {r['failed']} not judged -> "
+                   f"{out / 'detections.jsonl'} (detector {folder}, {det.version})")
+        return
     try:
         if tasks is not None:
             task_list, _ = read_tasks(tasks)
@@ -190,11 +246,12 @@ def detect(
             def path_of(db_id: str) -> str:
                 return db
         else:
-            raise SqlmendError("give --sql, --question and --db, or --tasks")
+            raise SqlmendError("give --sql, --question and --db, or --tasks, or --dataset with --pred and --out")
         det = ErrorTokenDetector.from_dir(folder, mode=mode)
     except SqlmendError as e:
         _fail(e)
-    results = judge(items, path_of, det, static=static, progress=len(items) > 1 and not quiet)
+    results = judge(items, path_of, det, static=static, progress=len(items) > 1 and not quiet,
+                    batch_size=batch_size)
     lines = [json.dumps(r.to_dict()) for r in results]
     if out:
         out.write_text("\n".join(lines) + "\n")
@@ -204,7 +261,7 @@ def detect(
 
 
 def bench_detect(
-    detector_dir: Optional[Path] = typer.Option(None, "--detector", help="Detector folder (default: the cache)."),
+    detector_dir: Optional[Path] = typer.Option(None, "--detector", help=_DETECTOR_HELP),
     predictions: Optional[list[Path]] = typer.Option(None, "--pred", help="Prediction files (default: the five shared Spider-dev files)."),
     limit: Optional[int] = typer.Option(None, help="Score a seeded sample of this many dev questions (all when "
                                                    "omitted); sampled questions without a database are left out."),
@@ -224,7 +281,7 @@ def bench_detect(
     _threads(threads)
     try:
         files = predictions or shared_prediction_files(data_root=data_root)
-        det = ErrorTokenDetector.from_dir(detector_dir or default_detector_dir(), mode=mode)
+        det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode=mode)
         r = run(det, files, limit=limit, seed=seed, static=static, data_root=data_root, progress=not quiet)
     except SqlmendError as e:
         _fail(e)
@@ -244,6 +301,36 @@ def bench_detect(
         out.write_text(json.dumps({k: v for k, v in r.items() if k != "wrong"}, indent=1))
 
 
+def bench_detect_train_speed(
+    data: Path = typer.Option(..., "--data", help="Training JSONL from `sqlmend synth` (Spider TRAIN)."),
+    steps: int = typer.Option(20, help="Optimizer steps timed per set-up (after one warm-up step)."),
+    n: int = typer.Option(64, help="Examples sampled from the data (seeded)."),
+    seed: int = typer.Option(0, help="Seed of the sample."),
+    dataset: str = typer.Option("spider-train", help="The dataset the data was synthesized from."),
+    threads: int = typer.Option(1, help="CPU threads."),
+    data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
+) -> None:
+    """Seconds per training example and per detection: the first set-up ("before") against the shipped one."""
+    from sqlmend.bench.detect_speed import AFTER, BEFORE, bench_train_speed
+
+    try:
+        ds = load_dataset(dataset, data_root=data_root)
+        r = bench_train_speed(read_jsonl(data), ds, steps=steps, n=n, seed=seed, threads=threads)
+    except SqlmendError as e:
+        _fail(e)
+    typer.echo(f"{r['n']} examples, {steps} timed steps per set-up, {threads} thread(s)")
+    typer.echo("| set-up | schema | objective | LoRA layers | batch | mean tokens | s / step | s / example |")
+    typer.echo("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for arm in (BEFORE, AFTER):
+        m = r[arm.name]
+        typer.echo(f"| {arm.name} | {'linked sub-graph' if arm.linked_only else 'whole'} | {arm.objective} | "
+                   f"{arm.top_layers or 'all'} (r={arm.lora_r}) | {arm.batch_size} | {m['mean_tokens']:.0f} | "
+                   f"{m['s_per_step']:.2f} | {m['s_per_example']:.2f} |")
+    inf = r["inference"]
+    typer.echo(f"inference (forward pass only): {inf['s_per_query_single']:.3f} s/query one at a time, "
+               f"{inf['s_per_query_batched']:.3f} s/query in batches of {AFTER.batch_size}")
+
+
 def register(app: typer.Typer) -> None:
     """Add the detector commands to the ``sqlmend`` app."""
     app.command("synth")(synth)
@@ -252,3 +339,4 @@ def register(app: typer.Typer) -> None:
     from sqlmend.cli import bench_app
 
     bench_app.command("detect")(bench_detect)
+    bench_app.command("detect-train-speed")(bench_detect_train_speed)

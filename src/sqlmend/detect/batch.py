@@ -40,11 +40,12 @@ class Judgement:
 
 
 def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = None, static: bool = False,
-          progress: bool = True, total: int | None = None) -> list[Judgement]:
+          progress: bool = True, total: int | None = None, batch_size: int = 8) -> list[Judgement]:
     """Judge items with the error-token detector and/or the static rules.
 
     Items are grouped by database so that each is opened (and its samples and
-    value index read) once; identical SQL of the same question is judged once.
+    value index read) once; identical SQL of the same question is judged once;
+    the detector's forward passes run in batches of ``batch_size`` per database.
 
     Args:
         items: the items.
@@ -53,6 +54,7 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
         static: also run the static rules (``sqlmend.rules.check``).
         progress: show a progress bar.
         total: the number of items, for the bar.
+        batch_size: queries per forward pass of the detector.
 
     Returns:
         One :class:`Judgement` per item, in input order.
@@ -61,23 +63,36 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
 
     items = list(items)
     order = sorted(range(len(items)), key=lambda i: items[i].db_id)
-    out: dict[int, Judgement] = {}
-    memo: dict[tuple[str, str], Judgement] = {}
+    first: dict[tuple[str, str], Judgement] = {}  # the judgement of each distinct (question, SQL)
+    key_of: dict[int, tuple[str, str]] = {}
+    pending: list[tuple[Judgement, tuple]] = []
     open_db: tuple[str, Any, dict, Any] | None = None
     bar = tqdm(total=total or len(items), desc="detect", disable=not progress, unit="sql")
+
+    def flush() -> None:
+        if not pending:
+            return
+        inputs = [x for _, x in pending]
+        many = getattr(detector, "detect_many", None)
+        dets = many(inputs, batch_size) if many else [detector.detect_context(*x) for x in inputs]
+        for (j, _), det in zip(pending, dets):
+            j.model_types, j.p_no_error = det.types, det.p_no_error
+        pending.clear()
+
     try:
         for i in order:
             it = items[i]
             bar.update(1)
-            key = (it.question_id, " ".join(it.sql.split()))
-            if key in memo:
-                out[i] = Judgement(it.key, **{k: v for k, v in memo[key].__dict__.items() if k != "key"})
+            key = key_of[i] = (it.question_id, " ".join(it.sql.split()))
+            if key in first:
                 continue
-            j = Judgement(it.key)
+            j = first[key] = Judgement(it.key)
             try:
                 if open_db is None or open_db[0] != it.db_id:
+                    flush()
                     if open_db is not None:
                         open_db[1].close()
+                    open_db = None
                     db = connect(db_path(it.db_id))
                     open_db = (it.db_id, db, structure.sample_values(db), db.value_index())
                 _, db, samples, vi = open_db
@@ -88,14 +103,17 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
                     j.static_codes = [f.code for f in found]
                     j.static_types = list(dict.fromkeys(f.error_type for f in found))
                 if detector is not None:
-                    det = detector.detect(db, it.question, it.sql, it.evidence, samples=samples, value_index=vi)
-                    j.model_types, j.p_no_error = det.types, det.p_no_error
+                    ctx = structure.describe(db, it.question, it.sql, samples=samples, value_index=vi)
+                    pending.append((j, (it.question, ctx.to_dict(), it.sql, it.evidence)))
             except SqlmendError as e:
                 j.error = str(e)
-            memo[key] = j
-            out[i] = j
+        flush()
     finally:
         bar.close()
         if open_db is not None:
             open_db[1].close()
-    return [out[i] for i in range(len(items))]
+    out = []
+    for i, it in enumerate(items):
+        j = first[key_of[i]]
+        out.append(Judgement(it.key, **{k: v for k, v in j.__dict__.items() if k != "key"}))
+    return out

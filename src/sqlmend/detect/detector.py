@@ -12,6 +12,13 @@ from sqlmend.detect.decoding import (MAX_LABELS, Detection, constrained_probs, d
 from sqlmend.detect.tokens import TokenTable
 
 
+def version_of(settings: dict) -> str:
+    """A short name of a trained detector: backbone, objective, optimizer steps, examples seen."""
+    train = settings.get("train", {})
+    return (f"{settings.get('backbone', '?')} {train.get('objective', 'sequence')} "
+            f"{settings.get('steps', '?')} steps / {settings.get('examples_seen', '?')} examples")
+
+
 class ErrorTokenDetector:
     """Score SQL with a trained error-token model.
 
@@ -31,6 +38,8 @@ class ErrorTokenDetector:
         self.max_length = max_length
         self.max_chars = max_chars
         self.max_labels = max_labels
+        self.folder: Path | None = None  # set by from_dir
+        self.version = ""
 
     @classmethod
     def from_dir(cls, folder: str | Path, mode: str = "decode", backbone: str | None = None,
@@ -51,7 +60,10 @@ class ErrorTokenDetector:
         model, tok, table = dmodel.load(folder, backbone=backbone, device=device)
         train = settings.get("train", {})
         thr = threshold if threshold is not None else settings.get("threshold")
-        return cls(model, tok, table, thr, mode, train.get("max_length", 448), train.get("max_chars", 1700))
+        det = cls(model, tok, table, thr, mode, train.get("max_length", 448), train.get("max_chars", 1700))
+        det.folder = Path(folder)
+        det.version = version_of(settings)
+        return det
 
     def _ids(self, question: str, context: dict[str, str], sql_text: str, evidence: str) -> list[int]:
         text = dmodel.input_text(question, context, sql_text, evidence, max_chars=self.max_chars)
@@ -75,6 +87,45 @@ class ErrorTokenDetector:
         with torch.no_grad():
             logits = self.model(input_ids=torch.tensor([ids], device=self.model.device), logits_to_keep=1).logits
         return constrained_probs(logits[0, -1], self.table).tolist()
+
+    def probs_many(self, inputs: list[tuple[str, dict[str, str], str, str]], batch_size: int = 8) -> list[list[float]]:
+        """:meth:`probs` of many inputs, in left-padded batches of similar length.
+
+        Args:
+            inputs: ``(question, context, sql_text, evidence)`` per query.
+            batch_size: queries per forward pass.
+
+        Returns:
+            33 probabilities per input, in input order.
+        """
+        import torch
+
+        ids = [self._ids(*x) for x in inputs]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out: list[list[float]] = [[] for _ in ids]
+        pad = dmodel.pad_id(self.tokenizer)
+        with torch.no_grad():
+            for start in range(0, len(order), max(1, batch_size)):
+                chunk = order[start:start + batch_size]
+                probs = constrained_probs(dmodel.next_logits(self.model, [ids[i] for i in chunk], pad), self.table)
+                for i, row in zip(chunk, probs.tolist()):
+                    out[i] = row
+        return out
+
+    def detect_many(self, inputs: list[tuple[str, dict[str, str], str, str]], batch_size: int = 8) -> list[Detection]:
+        """:meth:`detect_context` of many inputs (batched in ``one_pass`` mode).
+
+        Args:
+            inputs: ``(question, context, sql_text, evidence)`` per query.
+            batch_size: queries per forward pass.
+
+        Returns:
+            One :class:`Detection` per input, in input order.
+        """
+        if self.mode != "one_pass":
+            return [self.detect_context(*x) for x in inputs]
+        return [detection_from_probs(p, self.table, self.threshold, self.max_labels)
+                for p in self.probs_many(inputs, batch_size)]
 
     def detect_context(self, question: str, context: dict[str, str], sql_text: str = "",
                        evidence: str = "") -> Detection:

@@ -32,6 +32,17 @@ def default_dir() -> Path:
     return cache_dir("detector", "smollm2")
 
 
+def packaged_dir() -> Path | None:
+    """The trained adapter shipped with sqlmend (``sqlmend/detect/adapter``), or None when absent."""
+    folder = Path(__file__).resolve().parent / "adapter"
+    return folder if (folder / "token_table.json").exists() else None
+
+
+def trained_dir() -> Path:
+    """The detector a run uses by default: the packaged one when present, else the cache folder."""
+    return packaged_dir() or default_dir()
+
+
 def findings_of(det: Detection, detector: str) -> list[Finding]:
     """Turn a detection into advisory findings (one per error type, in the detector's order).
 
@@ -52,17 +63,22 @@ class DetectorStage(StageBase):
     """Semantic error detection by the error-token model (or the prompted baseline)."""
 
     name = "detector"
+    #: Not in the default pipeline: measured near chance on real predictions (docs/benchmarks.md,
+    #: "Error-token detector"), its advisory findings would steer refinement towards false errors.
+    #: ``--stages static,memory,detector,refine,guard`` runs it.
+    default_on = False
 
     class Settings(StageSettings):
-        folder: str | None = Field(None, description="the trained detector folder "
-                                                     "(default: the one `sqlmend train-detector` writes)")
+        folder: str | None = Field(None, description="the trained detector folder (default: the adapter "
+                                                     "shipped with sqlmend, else the one `sqlmend "
+                                                     "train-detector` writes to the cache)")
         mode: Literal["one_pass", "decode"] = Field(
             "one_pass", description="one_pass (calibrated threshold) or decode (error tokens)")
         skip_if_static: bool = Field(False, description="skip when earlier stages already found errors")
 
     def __init__(self, settings: "DetectorStage.Settings | None" = None, run: RunSettings | None = None):
         super().__init__(settings, run)
-        self.folder = Path(self.settings.folder) if self.settings.folder else default_dir()
+        self.folder = Path(self.settings.folder) if self.settings.folder else trained_dir()
         self.mode = self.settings.mode
         self.skip_if_static = self.settings.skip_if_static
 
@@ -112,7 +128,10 @@ class DetectorStage(StageBase):
             return StageTrace(self.name, "failed", note=str(e), seconds=time.perf_counter() - start)
         trace = StageTrace(self.name, "ran", findings=findings_of(found, kind),
                            calls=0 if trained else 1, seconds=time.perf_counter() - start)
-        trace.note = (f"{kind}: " + (", ".join(f"{t} ({s:.2f})" for t, s in found.types) or "no error")
+        adapter = f" [{self.folder}; {getattr(det, 'version', '')}]" if trained else ""
+        trace.note = (f"{kind}{adapter}: " + (", ".join(f"{t} ({s:.2f})" for t, s in found.types) or "no error")
                       + (f"; P(no_error)={found.p_no_error:.3f}" if found.p_no_error is not None else ""))
         trace.detail["detection"] = found.to_dict()
+        if trained:
+            trace.detail["adapter"] = {"folder": str(self.folder), "version": getattr(det, "version", "")}
         return trace

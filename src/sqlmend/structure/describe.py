@@ -28,19 +28,29 @@ class Description:
         return {"sql": self.sql, "qss": self.qss, "ast": self.ast, "exec": self.exec}
 
 
-def sql_tables(sql_text: str) -> list[str]:
-    """Names of the tables a SQL reads (empty when it does not parse)."""
+def _names(sql_text: str, kind: Any) -> list[str]:
+    """Distinct names of the nodes of one kind in a SQL (empty when it does not parse)."""
     try:
         tree = sqlmod.parse(sql_text)
     except SqlError:
         return []
-    return list(dict.fromkeys(t.name for t in tree.find_all(sqlmod.ast.Table) if t.name))
+    return list(dict.fromkeys(n.name for n in tree.find_all(kind) if n.name))
+
+
+def sql_tables(sql_text: str) -> list[str]:
+    """Names of the tables a SQL reads (empty when it does not parse)."""
+    return _names(sql_text, sqlmod.ast.Table)
+
+
+def sql_columns(sql_text: str) -> list[str]:
+    """Names (without table) of the columns a SQL mentions (empty when it does not parse)."""
+    return _names(sql_text, sqlmod.ast.Column)
 
 
 def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]] | None = None,
              value_index: Any = None, embed: Any = None, result: ExecResult | None = None,
              error: str | None = None, timeout: float = 10.0, max_rows: int = 50,
-             qss_chars: int = 1200) -> Description:
+             qss_chars: int = 1200, linked_only: bool = True) -> Description:
     """Build the QSS, AST and execution feedback of ``sql_text`` for ``question``.
 
     Args:
@@ -55,6 +65,8 @@ def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]
         timeout: time limit of the execution, in seconds.
         max_rows: rows fetched.
         qss_chars: the size budget of the QSS text.
+        linked_only: write only the linked sub-graph of the schema (ErrorLLM §2.3; see
+            :func:`sqlmend.structure.qss.serialize`); False writes the whole schema.
 
     Returns:
         A :class:`Description`.
@@ -67,5 +79,7 @@ def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]
     schema = db.schema()
     qss = build(question, schema, samples=samples, value_index=value_index, embed=embed)
     text = canonical_sql(sql_text, schema, dialect=getattr(db, "dialect", "sqlite") or "sqlite")
-    return Description(text, serialize(qss, focus=sql_tables(sql_text), max_chars=qss_chars), ast_text(text),
+    qss_text = serialize(qss, focus=sql_tables(sql_text), max_chars=qss_chars,
+                         focus_columns=sql_columns(sql_text), linked_only=linked_only)
+    return Description(text, qss_text, ast_text(text),
                        exec_text(result, error), result, error)

@@ -105,7 +105,9 @@ def _fmt_value(v: Any, width: int = 24) -> str:
     return repr(s[:width]) if isinstance(v, str) else s[:width]
 
 
-def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200) -> str:
+def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200,
+              focus_columns: list[str] | None = None, linked_only: bool = False,
+              min_columns: int = 4) -> str:
     """Write a QSS as compact text.
 
     Tables named in ``focus`` come first, then linked tables, then the rest,
@@ -113,10 +115,19 @@ def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200) -
     ``t(c1* type ['v1','v2'], c2 type, ...)`` (``*`` marks the primary key),
     then ``fk:`` and ``links:`` lines restricted to the tables written.
 
+    With ``linked_only`` only the linked sub-graph is written (ErrorLLM §2.3):
+    the tables the SQL uses or the question links to, and in each of them the
+    columns the SQL uses, the question links to, and the key columns (filled
+    up to ``min_columns``); ``+N`` counts the columns left out. This is what
+    the trained detector reads: about half the tokens of the whole schema.
+
     Args:
         qss: the structure.
         focus: tables to write first (e.g. the ones the SQL uses).
         max_chars: the size budget of the text.
+        focus_columns: column names the SQL uses (with ``linked_only``).
+        linked_only: write the linked sub-graph only.
+        min_columns: the fewest columns written per table (with ``linked_only``).
 
     Returns:
         The text.
@@ -124,20 +135,30 @@ def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200) -
     tables = [n.name for n in qss.nodes if n.kind == "table"]
     order: dict[str, None] = {}
     low = {t.lower(): t for t in tables}
-    for t in [*(focus or []), *qss.linked_tables(), *tables]:
+    linked = qss.linked_tables()
+    for t in [*(focus or []), *linked, *([] if linked_only and (focus or linked) else tables)]:
         if t.lower() in low:
             order.setdefault(low[t.lower()], None)
+    keep = _linked_columns(qss, focus_columns) if linked_only else None
     lines: list[str] = []
     written: set[str] = set()
     budget = max_chars
     for t in order:
         cols = [n for n in qss.nodes if n.kind == "column" and n.name.split(".", 1)[0] == t]
+        left_out = 0
+        if keep is not None:
+            chosen = [c for c in cols if c.name.lower() in keep or c.primary_key]
+            chosen += [c for c in cols if c not in chosen][:max(0, min_columns - len(chosen))]
+            left_out = len(cols) - len(chosen)
+            cols = [c for c in cols if c in chosen]
         parts = []
         for c in cols:
             s = c.name.split(".", 1)[1] + ("*" if c.primary_key else "") + (f" {c.type.lower()}" if c.type else "")
             if c.samples:
                 s += " [" + ",".join(_fmt_value(v) for v in c.samples[:2]) + "]"
             parts.append(s)
+        if left_out:
+            parts.append(f"+{left_out}")
         line = f"{t}({', '.join(parts)})"
         if len(line) > budget and written:
             break
@@ -154,3 +175,13 @@ def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200) -
     if links:
         lines.append("links: " + "; ".join(links[:12]))
     return "\n".join(lines)
+
+
+def _linked_columns(qss: QSS, focus_columns: list[str] | None) -> set[str]:
+    """Lower-case ``t.c`` names of the columns the question links to, the SQL uses, or a key joins."""
+    used = {c.lower() for c in focus_columns or []}
+    keep = {x.target.lower() for x in qss.links if "." in x.target}
+    keep |= {e.src.lower() for e in qss.edges if e.kind == "fk"} | {e.dst.lower() for e in qss.edges if e.kind == "fk"}
+    keep |= {n.name.lower() for n in qss.nodes
+             if n.kind == "column" and n.name.split(".", 1)[1].lower() in used}
+    return keep
