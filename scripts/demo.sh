@@ -13,6 +13,10 @@ echo "== one query: pets_1 stores the sex as 'F', not 'female'"
 sqlmend correct --db "$SQLMEND_DATA/spider/database/pets_1/pets_1.sqlite" \
   --question "How many female students are there?" \
   --sql "SELECT count(*) FROM Student WHERE Sex = 'female'"
+echo "== the shipped error-token detector on the same query (advisory: near chance on real predictions)"
+sqlmend detect --db "$SQLMEND_DATA/spider/database/pets_1/pets_1.sqlite" \
+  --question "How many female students are there?" \
+  --sql "SELECT count(*) FROM Student WHERE Sex = 'female'"
 echo "== GPT-4 zero-shot on Spider dev (1,034 questions), no model: static rules + guard"
 sqlmend correct --dataset spider-dev --pred "$PRED" --out runs/demo --stages static,guard
 echo "== paired report: before (GPT-4 zero-shot) vs after (runs/demo/corrected.sql)"

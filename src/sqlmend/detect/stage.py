@@ -128,7 +128,7 @@ class DetectorStage(StageBase):
             return StageTrace(self.name, "failed", note=str(e), seconds=time.perf_counter() - start)
         trace = StageTrace(self.name, "ran", findings=findings_of(found, kind),
                            calls=0 if trained else 1, seconds=time.perf_counter() - start)
-        adapter = f" [{self.folder}; {getattr(det, 'version', '')}]" if trained else ""
+        adapter = f" (adapter {self.folder}: {getattr(det, 'version', '')})" if trained else ""
         trace.note = (f"{kind}{adapter}: " + (", ".join(f"{t} ({s:.2f})" for t, s in found.types) or "no error")
                       + (f"; P(no_error)={found.p_no_error:.3f}" if found.p_no_error is not None else ""))
         trace.detail["detection"] = found.to_dict()

@@ -233,8 +233,8 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.0)
     first = config.objective == "first_step"
     encoded = encode_examples(tok, examples, config) if first else None
-    if state and "batches" in state:
-        batches = state["batches"]
+    if state and "batches" in state and state.get("examples") == len(examples):
+        batches = state["batches"]  # the same data: continue where the last call stopped
     else:
         size = config.batch_size if first else 1
         batches = length_batches([len(x) for x in encoded] if first else [0] * len(examples), size, config.seed)
@@ -259,6 +259,7 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
         state_file.parent.mkdir(parents=True, exist_ok=True)
         torch.save({"adapter": get_peft_model_state_dict(peft_model, save_embedding_layers=False),
                     "optimizer": _pack(opt.state_dict()), "step": step, "seen": seen, "batches": batches,
+                    "examples": len(examples),
                     "lora": asdict(config.lora), "losses": losses[-2000:]}, state_file)
         (out / CHECKPOINT / "progress.json").write_text(json.dumps(
             {"step": step, "total": total, "seen_batches": seen, "batches_per_epoch": len(batches),
