@@ -54,8 +54,8 @@ def test_serialize_puts_focus_first_and_keeps_budget(concert):
 
 
 def test_linked_sub_graph_keeps_the_linked_and_used_parts(concert):
-    q = "What is the average age of singers from France?"
-    sql = "SELECT avg(age) FROM singer WHERE country = 'France'"
+    q = "How old are the singers from France?"
+    sql = "SELECT max(age) FROM singer WHERE country = 'France'"
     whole = structure.describe(concert, q, sql, samples=structure.sample_values(concert),
                                value_index=concert.value_index(), linked_only=False).qss
     linked = structure.describe(concert, q, sql, samples=structure.sample_values(concert),
