@@ -80,7 +80,7 @@ class PipelineConfig(BaseModel):
     strategy: Strategy = Field("errorllm", description="refinement strategy: ErrorLLM or a baseline")
     stages: list[str] | None = Field(
         None, description="stages to run, in pipeline order; default: all for errorllm but the "
-                          "detector (opt-in: measured near chance, docs/benchmarks.md), "
+                          "detector (opt-in: weak on real predictions, docs/benchmarks.md), "
                           "refine+guard for a baseline (they do not detect first)")
     timeout: float = Field(30.0, gt=0, description="seconds per SQL execution, in every stage")
     max_rows: int = Field(10_000, gt=0, description="rows fetched per execution")

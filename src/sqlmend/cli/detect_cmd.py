@@ -207,7 +207,7 @@ def detect(
       sqlmend detect --dataset spider-dev --pred gpt-4_zero-shot.sql --out runs/det --sample 100 --seed 0
 
     With --dataset, detections.jsonl has one line per prediction: question_id, error (flagged),
-    types, score (P(error)). The findings are advisory: measured near chance on real predictions
+    types, score (P(error)). The findings are advisory: weak on real predictions (AUROC 0.65)
     (docs/benchmarks.md).
     """
     from sqlmend.bench import read_tasks

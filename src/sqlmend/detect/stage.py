@@ -63,7 +63,7 @@ class DetectorStage(StageBase):
     """Semantic error detection by the error-token model (or the prompted baseline)."""
 
     name = "detector"
-    #: Not in the default pipeline: measured near chance on real predictions (docs/benchmarks.md,
+    #: Not in the default pipeline: weak on real predictions (AUROC 0.65, recall 8%; docs/benchmarks.md,
     #: "Error-token detector"), its advisory findings would steer refinement towards false errors.
     #: ``--stages static,memory,detector,refine,guard`` runs it.
     default_on = False

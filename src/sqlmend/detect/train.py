@@ -307,4 +307,5 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
                                          "examples_seen": seen * (config.batch_size if first else 1),
                                          "finished": finished})
     recent = losses[-50:] or [float("nan")]
-    return TrainReport(step, seen * (config.batch_size if first else 1), total, finished, sum(recent) / len(recent), time.monotonic() - started, str(out))
+    return TrainReport(step, seen * (config.batch_size if first else 1), total, finished,
+                       sum(recent) / len(recent), time.monotonic() - started, str(out))
