@@ -44,6 +44,23 @@ def pg_server():
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def spider_conn(spider_db):
+    """``spider_conn("car_1")`` -> an open read-only connection, shared by the module's tests."""
+    from sqlmend.db import connect
+
+    conns = {}
+
+    def get(db_id: str):
+        if db_id not in conns:
+            conns[db_id] = connect(str(spider_db(db_id)))
+        return conns[db_id]
+
+    yield get
+    for c in conns.values():
+        c.close()
+
+
 # --- leaving the test process ------------------------------------------------
 # A model answer still being generated when its client gave up (the time-out
 # tests) runs on in a daemon thread of the loopback model server; when the

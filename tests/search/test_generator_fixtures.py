@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixture_cases import yaml_cases
 
 from sqlmend import search, sql, taxonomy
 from sqlmend.search import generators
@@ -13,32 +14,9 @@ from sqlmend.search import generators
 FIXTURES = Path(search.__file__).with_name("fixtures")
 
 
-def _cases():
-    for path in sorted(FIXTURES.glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text())
-        for i, case in enumerate(spec["cases"]):
-            yield pytest.param(spec["generator"], case, id=f"{spec['generator']}-{i}-{case['title'][:40]}")
-
-
-@pytest.fixture(scope="module")
-def open_db(spider_db):
-    from sqlmend.db import connect
-
-    conns = {}
-
-    def get(db_id: str):
-        if db_id not in conns:
-            conns[db_id] = connect(str(spider_db(db_id)))
-        return conns[db_id]
-
-    yield get
-    for c in conns.values():
-        c.close()
-
-
-@pytest.mark.parametrize(("name", "case"), list(_cases()))
-def test_fixture(name, case, open_db):
-    db = open_db(case["db"])
+@pytest.mark.parametrize(("name", "case"), yaml_cases(FIXTURES, "generator"))
+def test_fixture(name, case, spider_conn):
+    db = spider_conn(case["db"])
     gen = generators.get(name)
     inp = generators.SearchInput(case["question"], db.schema(), db.value_index())
     tree = sql.parse(case["sql"])

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlmend.rules.analysis import ColumnPair
+from sqlmend.rules.base import Rule
 from sqlmend.sql.fixes import node_path
-from sqlmend.types import ForeignKey
+from sqlmend.types import Finding, ForeignKey
 
 
 def linking_keys(ctx: Any, pair: ColumnPair) -> list[ForeignKey]:
@@ -141,3 +142,18 @@ def key_path(ctx: Any, start: str, end: str) -> list[str]:
     while previous[path[-1]]:
         path.append(previous[path[-1]])
     return path[::-1]
+
+
+class PairRule(Rule):
+    """A join rule: each equality between columns of two tables (:func:`cross_table_pairs`) on its own.
+
+    Subclasses implement :meth:`check_pair`.
+    """
+
+    def check(self, ctx: Any) -> list[Finding]:
+        return [f for pair in cross_table_pairs(ctx) if (f := self.check_pair(ctx, pair)) is not None]
+
+    def check_pair(self, ctx: Any, pair: ColumnPair) -> Finding | None:
+        """The finding on one column pair, or ``None``."""
+        raise NotImplementedError
+

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlmend import guard
 from sqlmend.errors import SqlError
 from sqlmend.rules import engine
 from sqlmend.rules.analysis import Comparison
 from sqlmend.sql.fixes import node_path
-from sqlmend.rules.base import RuleContext
+from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.rules.values import index_decides
 from sqlmend.types import Finding
 
@@ -137,4 +137,22 @@ def unless_moot(ctx: RuleContext, findings: list[Finding]) -> list[Finding]:
     if findings and not changes_result(ctx, [f.fixes[0] for f in findings]):
         return []
     return findings
+
+
+class LiteralRule(Rule):
+    """A value rule: each literal that no row holds (:func:`absent_literals`) is judged on its own.
+
+    Subclasses implement :meth:`check_literal`; one whose fixes replace literals sets
+    ``replaces = True``, and its findings stand only when, together, they change the result.
+    """
+
+    replaces: ClassVar[bool] = False
+
+    def check(self, ctx: RuleContext) -> list[Finding]:
+        out = [f for absent in absent_literals(ctx) if (f := self.check_literal(ctx, absent)) is not None]
+        return unless_moot(ctx, out) if self.replaces else out
+
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        """The finding on one absent literal, or ``None``."""
+        raise NotImplementedError
 

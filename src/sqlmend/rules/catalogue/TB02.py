@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.joins import cross_table_pairs, describe, key_fix, linking_keys
+from typing import Any
+
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.joins import PairRule, describe, key_fix, linking_keys
 from sqlmend.types import Finding
 
 
-class DisjointJoin(Rule):
+class DisjointJoin(PairRule):
     """A join condition equates two columns that have no value in common, so the join is empty.
 
     When one foreign key links the two tables and one side of the condition is
@@ -31,24 +33,20 @@ class DisjointJoin(Rule):
     severity = "strict"
     fixable = True
 
-    def check(self, ctx: RuleContext) -> list[Finding]:
-        out = []
-        for pair in cross_table_pairs(ctx):
-            left, right = pair.left, pair.right
-            a, b = (left.table, left.column), (right.table, right.column)
-            if not (ctx.probe.non_null_count(*a) and ctx.probe.non_null_count(*b)):
-                continue
-            if ctx.probe.joinable(a, b) is not False:
-                continue
-            fixes = key_fix(ctx, pair)
-            out.append(self.finding(
-                detail=f"({left.ref} and {right.ref} share no value)",
-                location=pair.node.sql(), schema_refs=[left.ref, right.ref],
-                evidence={"left": left.ref, "right": right.ref, "shared_values": 0,
-                          "left_sample": ctx.probe.sample(*a, 5), "right_sample": ctx.probe.sample(*b, 5),
-                          "foreign_keys": [describe(fk) for fk in linking_keys(ctx, pair)]},
-                fixes=fixes))
-        return out
+    def check_pair(self, ctx: RuleContext, pair: Any) -> Finding | None:
+        left, right = pair.left, pair.right
+        a, b = (left.table, left.column), (right.table, right.column)
+        if not (ctx.probe.non_null_count(*a) and ctx.probe.non_null_count(*b)):
+            return None
+        if ctx.probe.joinable(a, b) is not False:
+            return None
+        return self.finding(
+            detail=f"({left.ref} and {right.ref} share no value)",
+            location=pair.node.sql(), schema_refs=[left.ref, right.ref],
+            evidence={"left": left.ref, "right": right.ref, "shared_values": 0,
+                      "left_sample": ctx.probe.sample(*a, 5), "right_sample": ctx.probe.sample(*b, 5),
+                      "foreign_keys": [describe(fk) for fk in linking_keys(ctx, pair)]},
+            fixes=key_fix(ctx, pair))
 
 
 RULE = DisjointJoin()

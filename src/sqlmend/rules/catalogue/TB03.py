@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.joins import cross_table_pairs, describe, key_fix, linking_keys, on_key
+from typing import Any
+
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.joins import PairRule, describe, key_fix, linking_keys, on_key
 from sqlmend.types import Finding
 
 
-class OffKeyJoin(Rule):
+class OffKeyJoin(PairRule):
     """A join condition equates columns that no foreign key pairs, while a foreign key links the two tables.
 
     The schema declares how the two tables join; the condition pairs other
@@ -31,22 +33,18 @@ class OffKeyJoin(Rule):
     severity = "strict"
     fixable = True
 
-    def check(self, ctx: RuleContext) -> list[Finding]:
-        out = []
-        for pair in cross_table_pairs(ctx):
-            left, right = pair.left, pair.right
-            keys = linking_keys(ctx, pair)
-            if not keys or any(on_key(pair, fk) for fk in keys):
-                continue
-            if not ctx.probe.joinable((left.table, left.column), (right.table, right.column)):
-                continue  # no shared value: TB02's business
-            out.append(self.finding(
-                detail=f"({left.ref} = {right.ref}; the key is {'; '.join(describe(fk) for fk in keys)})",
-                location=pair.node.sql(), schema_refs=[left.ref, right.ref],
-                evidence={"left": left.ref, "right": right.ref,
-                          "foreign_keys": [describe(fk) for fk in keys]},
-                fixes=key_fix(ctx, pair)))
-        return out
+    def check_pair(self, ctx: RuleContext, pair: Any) -> Finding | None:
+        left, right = pair.left, pair.right
+        keys = linking_keys(ctx, pair)
+        if not keys or any(on_key(pair, fk) for fk in keys):
+            return None
+        if not ctx.probe.joinable((left.table, left.column), (right.table, right.column)):
+            return None  # no shared value: TB02's business
+        return self.finding(
+            detail=f"({left.ref} = {right.ref}; the key is {'; '.join(describe(fk) for fk in keys)})",
+            location=pair.node.sql(), schema_refs=[left.ref, right.ref],
+            evidence={"left": left.ref, "right": right.ref, "foreign_keys": [describe(fk) for fk in keys]},
+            fixes=key_fix(ctx, pair))
 
 
 RULE = OffKeyJoin()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals, literal_finding, replacement_fix, unless_moot
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, replacement_fix
 from sqlmend.rules.values import spellings
 from sqlmend.types import Finding
 
 
-class CaseVariant(Rule):
+class CaseVariant(LiteralRule):
     """The literal does not occur in the column, but exactly one stored value equals it up to case and spaces.
 
     The comparison matches no row as written; the data holds one variant that
@@ -32,20 +32,19 @@ class CaseVariant(Rule):
     severity = "strict"
     fixable = True
 
-    def check(self, ctx: RuleContext) -> list[Finding]:
-        out = []
-        for absent in absent_literals(ctx):
-            if not isinstance(absent.value, str):
-                continue
-            variants = spellings(ctx, absent.table, absent.column, absent.value)
-            if len(variants) != 1:
-                continue
-            stored = variants[0]
-            out.append(literal_finding(
-                self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
-                {"stored": stored, "matches_as_written": 0, "source": "value index (trim)"},
-                fixes=[replacement_fix(ctx, absent, stored)]))
-        return unless_moot(ctx, out)
+    replaces = True
+
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        if not isinstance(absent.value, str):
+            return None
+        variants = spellings(ctx, absent.table, absent.column, absent.value)
+        if len(variants) != 1:
+            return None
+        stored = variants[0]
+        return literal_finding(
+            self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
+            {"stored": stored, "matches_as_written": 0, "source": "value index (trim)"},
+            fixes=[replacement_fix(ctx, absent, stored)])
 
 
 RULE = CaseVariant()

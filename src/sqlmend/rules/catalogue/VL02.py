@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals, literal_finding
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding
 from sqlmend.rules.values import as_number
 from sqlmend.types import Finding
 
@@ -12,7 +12,7 @@ def _numeric(value) -> bool:
     return as_number(value) is not None
 
 
-class TypeNeverHeld(Rule):
+class TypeNeverHeld(LiteralRule):
     """The column never holds a value of the literal's type, so the comparison matches nothing.
 
     A number compared with a column whose values are all non-numeric text (a
@@ -34,22 +34,18 @@ class TypeNeverHeld(Rule):
     error_type = "value_error"
     severity = "advisory"
 
-    def check(self, ctx: RuleContext) -> list[Finding]:
-        out = []
-        for absent in absent_literals(ctx):
-            sample = ctx.probe.sample(absent.table, absent.column)
-            if not sample:
-                continue
-            if _numeric(absent.value):
-                mismatch = all(isinstance(v, str) and not _numeric(v) for v in sample)
-            else:
-                mismatch = all(_numeric(v) and not isinstance(v, str) for v in sample)
-            if not mismatch:
-                continue
-            out.append(literal_finding(
-                self, absent, f"({absent.table}.{absent.column} holds e.g. {sample[:5]!r})",
-                {"stored_sample": sample[:10]}))
-        return out
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        sample = ctx.probe.sample(absent.table, absent.column)
+        if not sample:
+            return None
+        if _numeric(absent.value):
+            mismatch = all(isinstance(v, str) and not _numeric(v) for v in sample)
+        else:
+            mismatch = all(_numeric(v) and not isinstance(v, str) for v in sample)
+        if not mismatch:
+            return None
+        return literal_finding(self, absent, f"({absent.table}.{absent.column} holds e.g. {sample[:5]!r})",
+                               {"stored_sample": sample[:10]})
 
 
 RULE = TypeNeverHeld()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals, literal_finding
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding
 from sqlmend.rules.values import holders, spellings
 from sqlmend.types import Finding
 
 
-class StoredElsewhere(Rule):
+class StoredElsewhere(LiteralRule):
     """The literal never occurs in the compared column but is stored in another column of the database.
 
     Usually the query filters the wrong column, or the column that holds the
@@ -30,22 +30,19 @@ class StoredElsewhere(Rule):
     error_type = "value_error"
     severity = "advisory"
 
-    def check(self, ctx: RuleContext) -> list[Finding]:
-        out = []
-        for absent in absent_literals(ctx):
-            if not isinstance(absent.value, str) or not absent.value.strip():
-                continue
-            if spellings(ctx, absent.table, absent.column, absent.value):
-                continue  # a variant in the column itself: VL01's business
-            found = holders(ctx, absent.value, exclude=(absent.table, absent.column))
-            if not found:
-                continue
-            where = ", ".join(f"{m.table}.{m.column}" for m in found)
-            out.append(literal_finding(
-                self, absent, f"({absent.value!r} is stored in {where})",
-                {"holders": [{"table": m.table, "column": m.column, "stored": m.value} for m in found]},
-                also=[f"{m.table}.{m.column}" for m in found]))
-        return out
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        if not isinstance(absent.value, str) or not absent.value.strip():
+            return None
+        if spellings(ctx, absent.table, absent.column, absent.value):
+            return None  # a variant in the column itself: VL01's business
+        found = holders(ctx, absent.value, exclude=(absent.table, absent.column))
+        if not found:
+            return None
+        where = ", ".join(f"{m.table}.{m.column}" for m in found)
+        return literal_finding(
+            self, absent, f"({absent.value!r} is stored in {where})",
+            {"holders": [{"table": m.table, "column": m.column, "stored": m.value} for m in found]},
+            also=[f"{m.table}.{m.column}" for m in found])
 
 
 RULE = StoredElsewhere()

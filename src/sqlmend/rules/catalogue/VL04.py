@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals, literal_finding
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding
 from sqlmend.rules.values import as_number, holders, spellings, variants
 from sqlmend.types import Finding
 
 
-class StoredNowhere(Rule):
+class StoredNowhere(LiteralRule):
     """The compared text literal occurs in no text column of the database, not even in another form.
 
     The comparison matches no row. That may be what the question wants (an
@@ -29,22 +29,18 @@ class StoredNowhere(Rule):
     error_type = "value_error"
     severity = "advisory"
 
-    def check(self, ctx: RuleContext) -> list[Finding]:
-        out = []
-        for absent in absent_literals(ctx):
-            if not isinstance(absent.value, str) or not absent.value.strip():
-                continue
-            if as_number(absent.value) is not None:
-                continue  # a number written as a string: VL02's business
-            if spellings(ctx, absent.table, absent.column, absent.value) or variants(
-                    ctx, absent.table, absent.column, absent.value):
-                continue  # VL01's / VL05's business
-            if holders(ctx, absent.value, exclude=(absent.table, absent.column), limit=1):
-                continue
-            out.append(literal_finding(
-                self, absent, f"({absent.value!r})",
-                {"stored_sample": ctx.probe.sample(absent.table, absent.column, 10)}))
-        return out
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        if not isinstance(absent.value, str) or not absent.value.strip():
+            return None
+        if as_number(absent.value) is not None:
+            return None  # a number written as a string: VL02's business
+        if spellings(ctx, absent.table, absent.column, absent.value) or variants(
+                ctx, absent.table, absent.column, absent.value):
+            return None  # VL01's / VL05's business
+        if holders(ctx, absent.value, exclude=(absent.table, absent.column), limit=1):
+            return None
+        return literal_finding(self, absent, f"({absent.value!r})",
+                               {"stored_sample": ctx.probe.sample(absent.table, absent.column, 10)})
 
 
 RULE = StoredNowhere()

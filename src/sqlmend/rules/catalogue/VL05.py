@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import absent_literals, literal_finding, replacement_fix, unless_moot
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, replacement_fix
 from sqlmend.rules.values import spellings, variants
 from sqlmend.types import Finding
 
 
-class FormVariant(Rule):
+class FormVariant(LiteralRule):
     """The literal does not occur in the column, but exactly one stored value is another form of it.
 
     The value index finds the stored value the literal stands for: its singular
@@ -34,20 +34,19 @@ class FormVariant(Rule):
     severity = "strict"
     fixable = True
 
-    def check(self, ctx: RuleContext) -> list[Finding]:
-        out = []
-        for absent in absent_literals(ctx):
-            if spellings(ctx, absent.table, absent.column, absent.value):
-                continue  # a case/space spelling: VL01's business
-            found = variants(ctx, absent.table, absent.column, absent.value)
-            if len(found) != 1:
-                continue
-            stored, kind = found[0]
-            out.append(literal_finding(
-                self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r}: {kind})",
-                {"stored": stored, "kind": kind, "matches_as_written": 0, "source": "value index"},
-                fixes=[replacement_fix(ctx, absent, stored)]))
-        return unless_moot(ctx, out)
+    replaces = True
+
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        if spellings(ctx, absent.table, absent.column, absent.value):
+            return None  # a case/space spelling: VL01's business
+        found = variants(ctx, absent.table, absent.column, absent.value)
+        if len(found) != 1:
+            return None
+        stored, kind = found[0]
+        return literal_finding(
+            self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r}: {kind})",
+            {"stored": stored, "kind": kind, "matches_as_written": 0, "source": "value index"},
+            fixes=[replacement_fix(ctx, absent, stored)])
 
 
 RULE = FormVariant()

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 from sqlmend import taxonomy
 from sqlmend.sql import ast
+from sqlmend.structure.canonical import scope_tables
 from sqlmend.structure.linking import name_links, value_candidates
 from sqlmend.synth.nodes import type_class
 from sqlmend.types import Schema
@@ -151,3 +152,28 @@ def qualifier(sel: ast.Select, alias: str, table: str) -> str | None:
         if t.parent_select is sel and (t.alias or t.name).lower() == alias:
             return t.alias or t.name
     return table
+
+
+def column_swaps(inp: Any, label: str) -> Callable[[Any], list[tuple[Any, str]]]:
+    """Options replacing a located ``(column, select, table)`` by another column in scope.
+
+    The question's names rank first (``inp.ranked_columns``); ``label`` names the clause
+    in each option's description (``select column a -> t.b``).
+    """
+
+    def options(item: Any) -> list[tuple[Any, str]]:
+        col, sel, table = item
+        picked = inp.ranked_columns(scope_tables(sel), exclude={f"{table}.{col.name}".lower()},
+                                    like=(table, col.name))
+        return [((a, t, c), f"{label} column {col.sql()} -> {t}.{c}") for a, t, c in picked]
+
+    return options
+
+
+def swap_column(item: Any, option: Any) -> bool:
+    """Apply a :func:`column_swaps` option: the column, qualified as the scope needs."""
+    col, sel, _ = item
+    alias, table, column = option
+    col.replace(ast.column(column, table=qualifier(sel, alias, table) if col.table or len(scope_tables(sel)) > 1
+                           else None))
+    return True

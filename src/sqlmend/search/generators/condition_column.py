@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sqlmend.search.generators.base import Generator, each_edit, qualifier
+from sqlmend.search.generators.base import Generator, column_swaps, each_edit, swap_column
 from sqlmend.sql import ast
-from sqlmend.structure.canonical import scope_tables
 from sqlmend.synth.nodes import real_columns, selects
 
 _CMP = (ast.EQ, ast.NEQ, ast.GT, ast.GTE, ast.LT, ast.LTE, ast.Like, ast.In, ast.Between)
@@ -26,27 +25,9 @@ def _locate_for(inp):
     return locate
 
 
-def _options_for(inp):
-    def options(item):
-        col, sel, table = item
-        picked = inp.ranked_columns(scope_tables(sel), exclude={f"{table}.{col.name}".lower()},
-                                    like=(table, col.name))
-        return [((a, t, c), f"condition column {col.sql()} -> {t}.{c}") for a, t, c in picked]
-
-    return options
-
-
-def _apply(item, option):
-    col, sel, _ = item
-    alias, table, column = option
-    col.replace(ast.column(column, table=qualifier(sel, alias, table) if col.table or len(scope_tables(sel)) > 1
-                           else None))
-    return True
-
-
 def generate(tree, inp):
     """Filter on the column the question names instead of the one compared."""
-    yield from each_edit(tree, _locate_for(inp), _options_for(inp), _apply)
+    yield from each_edit(tree, _locate_for(inp), column_swaps(inp, "condition"), swap_column)
 
 
 GENERATOR = Generator("condition_column", ("condition_error",), generate, generate.__doc__)
