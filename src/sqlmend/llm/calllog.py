@@ -11,6 +11,11 @@ to print calls and tokens per query.
 
 Default file: ``sqlmend.paths.cache_dir() / "llm.sqlite"``; ``$SQLMEND_LLM_LOG`` moves it;
 ``$SQLMEND_LLM_CACHE=0`` turns the cache off (calls are still logged).
+
+When the location is a ``postgresql://`` URL, ``CallLog(url)`` is a :class:`PgCallLog`: the
+same tables (``sqlmend_llm_calls``, ``sqlmend_llm_cache``) and methods in one PostgreSQL
+database, so service replicas share one cache. Its schema is the numbered files of
+``migrations/``, applied once under an advisory lock (:mod:`sqlmend.db.pgmigrate`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from sqlmend.db import pgmigrate
+from sqlmend.errors import DatabaseError
 from sqlmend.paths import cache_dir
 
 #: Schema migrations, applied in order; ``PRAGMA user_version`` = how many were applied.
@@ -90,6 +97,13 @@ def default_path() -> Path:
     return Path(env).expanduser() if env else cache_dir() / "llm.sqlite"
 
 
+def _location(path: str | os.PathLike | None) -> str:
+    """The log's location: ``path``, else ``$SQLMEND_LLM_LOG`` kept as text when it is a URL."""
+    if path is None and pgmigrate.is_url(os.environ.get("SQLMEND_LLM_LOG")):
+        return os.environ["SQLMEND_LLM_LOG"]
+    return str(path) if path is not None else str(default_path())
+
+
 def cache_enabled_by_env() -> bool:
     """False when ``$SQLMEND_LLM_CACHE`` is ``0``/``false``/``off``/``no``."""
     return os.environ.get("SQLMEND_LLM_CACHE", "1").strip().lower() not in {"0", "false", "off", "no"}
@@ -99,13 +113,21 @@ class CallLog:
     """The SQLite call log and response cache (thread-safe, several processes may share it).
 
     Args:
-        path: the SQLite file (``:memory:`` works); None for :func:`default_path`.
+        path: the SQLite file (``:memory:`` works), or a ``postgresql://`` URL (then the
+            object is a :class:`PgCallLog`); None for ``$SQLMEND_LLM_LOG``, else the cache folder.
         cache: answer identical deterministic calls from the cache; None follows
             ``$SQLMEND_LLM_CACHE`` (on by default).
     """
 
+    _CALLS, _CACHE = "calls", "cache"
+
+    def __new__(cls, path: str | os.PathLike | None = None, cache: bool | None = None):
+        if cls is CallLog and pgmigrate.is_url(_location(path)):
+            cls = PgCallLog
+        return super().__new__(cls)
+
     def __init__(self, path: str | os.PathLike | None = None, cache: bool | None = None):
-        self.path = str(path) if path is not None else str(default_path())
+        self.path = _location(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self.cache = cache_enabled_by_env() if cache is None else cache
@@ -140,6 +162,10 @@ class CallLog:
         with self._lock:
             return self._db.execute("PRAGMA user_version").fetchone()[0]
 
+    def _run(self, sql: str, args: Any = ()) -> Any:
+        """Execute one statement (``?`` placeholders; the caller holds the lock)."""
+        return self._db.execute(sql, args)
+
     def close(self) -> None:
         """Close the file."""
         with self._lock:
@@ -171,8 +197,8 @@ class CallLog:
         """
         valid = None if schema_valid is None else int(bool(schema_valid))
         with self._lock:
-            self._db.execute(
-                "INSERT INTO calls (ts, stage, endpoint, backend, model, kind, prompt_hash, tokens_in,"
+            self._run(
+                f"INSERT INTO {self._CALLS} (ts, stage, endpoint, backend, model, kind, prompt_hash, tokens_in,"
                 " tokens_out, latency, cache_hit, error, tag, schema_valid, attempt, constrained)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (time.time(), stage, endpoint, backend, model, kind, prompt_hash, usage.tokens_in,
@@ -191,7 +217,7 @@ class CallLog:
         """
         where, args = self._where(tag, since)
         with self._lock:
-            cur = self._db.execute(f"SELECT * FROM calls{where} ORDER BY id", args)
+            cur = self._run(f"SELECT * FROM {self._CALLS}{where} ORDER BY id", args)
             names = [c[0] for c in cur.description]
             return [dict(zip(names, row)) for row in cur.fetchall()]
 
@@ -209,11 +235,11 @@ class CallLog:
         """
         where, args = self._where(tag, since)
         with self._lock:
-            rows = self._db.execute(
-                "SELECT stage, COUNT(*), SUM(cache_hit), SUM(error IS NOT NULL), SUM(tokens_in),"
-                " SUM(tokens_out), SUM(latency), COUNT(schema_valid), COALESCE(SUM(schema_valid), 0),"
-                f" SUM(attempt > 1) FROM calls{where} GROUP BY stage ORDER BY stage",
-                args).fetchall()
+            rows = self._run(
+                "SELECT stage, COUNT(*), SUM(cache_hit), SUM(CASE WHEN error IS NULL THEN 0 ELSE 1 END),"
+                " SUM(tokens_in), SUM(tokens_out), SUM(latency), COUNT(schema_valid),"
+                " COALESCE(SUM(schema_valid), 0), SUM(CASE WHEN attempt > 1 THEN 1 ELSE 0 END)"
+                f" FROM {self._CALLS}{where} GROUP BY stage ORDER BY stage", args).fetchall()
         keys = ("stage", "calls", "cache_hits", "errors", "tokens_in", "tokens_out", "latency",
                 "structured", "valid", "retries")
         return [dict(zip(keys, r)) for r in rows]
@@ -242,7 +268,7 @@ class CallLog:
         if not self.cache:
             return None
         with self._lock:
-            row = self._db.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
+            row = self._run(f"SELECT response FROM {self._CACHE} WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def cache_put(self, key: str, kind: str, response: dict[str, Any]) -> None:
@@ -257,8 +283,10 @@ class CallLog:
             return
         blob = json.dumps(response, ensure_ascii=False)
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO cache (key, kind, response, created)"
-                             " VALUES (?,?,?,?)", (key, kind, blob, time.time()))
+            self._run(f"INSERT INTO {self._CACHE} (key, kind, response, created) VALUES (?,?,?,?)"
+                      " ON CONFLICT (key) DO UPDATE SET kind = excluded.kind,"
+                      " response = excluded.response, created = excluded.created",
+                      (key, kind, blob, time.time()))
 
     def clear_cache(self) -> int:
         """Delete every cached response.
@@ -267,4 +295,44 @@ class CallLog:
             How many were deleted.
         """
         with self._lock:
-            return self._db.execute("DELETE FROM cache").rowcount
+            return self._run(f"DELETE FROM {self._CACHE}").rowcount
+
+
+class PgCallLog(CallLog):
+    """The call log and cache in PostgreSQL: one cache for every replica (same methods and columns).
+
+    Made by ``CallLog("postgresql://...")``; the schema is migrated on first use (the files of
+    ``sqlmend/llm/migrations/``, once, under an advisory lock). A cache entry's key is the
+    call key, as in the SQLite file; writers of the same key make one row.
+
+    Args:
+        path: the ``postgresql://`` URL.
+        cache: as for :class:`CallLog`.
+
+    Raises:
+        DatabaseError: the server cannot be reached.
+    """
+
+    _CALLS, _CACHE = "sqlmend_llm_calls", "sqlmend_llm_cache"
+    _MIGRATIONS_TABLE = "sqlmend_llm_migrations"
+
+    def __init__(self, path: str | os.PathLike | None = None, cache: bool | None = None):
+        import psycopg
+
+        self.path = _location(path)
+        self.cache = cache_enabled_by_env() if cache is None else cache
+        self._lock = threading.Lock()
+        try:
+            self._db = psycopg.connect(self.path, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise DatabaseError(f"cannot open the model call log: {type(exc).__name__}") from None
+        pgmigrate.ensure_schema(self._db, self.path, "sqlmend.llm", self._MIGRATIONS_TABLE)
+
+    @property
+    def version(self) -> int:
+        """The highest migration applied to the database."""
+        with self._lock:
+            return pgmigrate.schema_version(self._db, self._MIGRATIONS_TABLE)
+
+    def _run(self, sql: str, args: Any = ()) -> Any:
+        return self._db.execute(sql.replace("?", "%s"), args)

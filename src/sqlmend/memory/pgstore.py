@@ -27,31 +27,19 @@ reviewers read and write the same memory::
 from __future__ import annotations
 
 import json
-import threading
-from importlib import resources
 from typing import Any
 
+from sqlmend.db import pgmigrate
 from sqlmend.errors import ConfigError, DatabaseError
 from sqlmend.memory.items import MemoryItem
 from sqlmend.memory.store import StoreBase, item_body
 
-#: Advisory lock key of the migration transaction ("sqlmend" in ASCII, as a bigint).
-_MIGRATION_LOCK = 0x73716C6D656E64
-_MIGRATIONS_TABLE = """CREATE TABLE IF NOT EXISTS sqlmend_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"""
-
-_migrated: set[str] = set()
-_migrated_lock = threading.Lock()
+_PACKAGE, _TABLE = "sqlmend.memory", "sqlmend_migrations"
 
 
 def migrations() -> list[tuple[int, str, str]]:
     """Return ``(version, name, sql)`` of every migration file, in version order."""
-    out = []
-    for entry in resources.files("sqlmend.memory").joinpath("migrations").iterdir():
-        if entry.name.endswith(".sql"):
-            version = int(entry.name.split("_", 1)[0])
-            out.append((version, entry.name, entry.read_text(encoding="utf-8")))
-    return sorted(out)
+    return pgmigrate.migrations(_PACKAGE)
 
 
 def _connect(url: str) -> Any:
@@ -64,10 +52,8 @@ def _connect(url: str) -> Any:
 
 
 def migrate(conn: Any) -> list[int]:
-    """Bring the schema up to date: apply, in one transaction, every migration not yet applied.
-
-    Replicas starting at once serialize on an advisory lock; the second finds
-    nothing to do.
+    """Bring the schema up to date (:func:`sqlmend.db.pgmigrate.migrate`): replicas starting at
+    once serialize on an advisory lock; the second finds nothing to do.
 
     Args:
         conn: an open psycopg connection (autocommit).
@@ -75,35 +61,17 @@ def migrate(conn: Any) -> list[int]:
     Returns:
         The versions applied now (empty when the schema was current).
     """
-    applied_now: list[int] = []
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-        conn.execute(_MIGRATIONS_TABLE)
-        done = {v for (v,) in conn.execute("SELECT version FROM sqlmend_migrations")}
-        for version, name, text in migrations():
-            if version in done:
-                continue
-            conn.execute(text)
-            conn.execute("INSERT INTO sqlmend_migrations (version, name) VALUES (%s, %s)", (version, name))
-            applied_now.append(version)
-    return applied_now
+    return pgmigrate.migrate(conn, _PACKAGE, _TABLE)
 
 
 def schema_version(conn: Any) -> int:
     """The highest migration applied (0 for a database never migrated)."""
-    row = conn.execute("SELECT to_regclass('sqlmend_migrations') IS NOT NULL").fetchone()
-    if not row[0]:
-        return 0
-    return conn.execute("SELECT coalesce(max(version), 0) FROM sqlmend_migrations").fetchone()[0]
+    return pgmigrate.schema_version(conn, _TABLE)
 
 
 def ensure_schema(conn: Any, url: str) -> None:
     """Migrate once per process and URL (later stores skip the lock)."""
-    with _migrated_lock:
-        if url in _migrated:
-            return
-        migrate(conn)
-        _migrated.add(url)
+    pgmigrate.ensure_schema(conn, url, _PACKAGE, _TABLE)
 
 
 class PgMemoryStore(StoreBase):

@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
 from sqlmend.memory.items import MemoryItem
 from sqlmend.paths import cache_dir
@@ -62,11 +63,6 @@ def item_body(item: MemoryItem, db_id: str) -> dict[str, Any]:
     body = item.to_dict()
     body.pop("vector", None)
     return body
-
-
-def is_url(location: Any) -> bool:
-    """True when a store location is a PostgreSQL URL (else it is a folder)."""
-    return isinstance(location, str) and location.lower().startswith(("postgresql://", "postgres://"))
 
 
 def shown(location: Any) -> str:
