@@ -127,8 +127,8 @@ class PipelineConfig(BaseModel):
         """Return the stages this configuration runs, in pipeline order."""
         if self.stages is not None:
             return list(self.stages)
-        if self.strategy == "errorllm":  # a stage class may keep itself out of the default (default_on)
-            return [s for s in STAGE_ORDER if getattr(STAGES.get(s), "default_on", True)]
+        if self.strategy == "errorllm":  # a stage class may keep itself out of the default
+            return [s for s in STAGE_ORDER if s not in STAGES or self.stage_class(s).default_on]
         return ["refine", "guard"]
 
     def run_settings(self) -> RunSettings:

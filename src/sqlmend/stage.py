@@ -89,6 +89,7 @@ class Stage(Protocol):
 
     name: ClassVar[str]
     Settings: ClassVar[type[StageSettings]]
+    default_on: ClassVar[bool]
 
     @classmethod
     def from_config(cls, options: dict[str, Any], run: RunSettings) -> "Stage": ...
@@ -101,6 +102,8 @@ class StageBase:
 
     name: ClassVar[str] = ""
     Settings: ClassVar[type[StageSettings]] = StageSettings
+    #: Whether the default stage list (no ``--stages``) includes the stage.
+    default_on: ClassVar[bool] = True
 
     def __init__(self, settings: StageSettings | None = None, run: RunSettings | None = None):
         """Args:

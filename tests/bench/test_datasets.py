@@ -99,3 +99,19 @@ def test_spider_task_file_converts_to_jsonl_and_back(spider_dir, tmp_path):
     assert again == tasks
     write_tasks(tmp_path / "dev_spider.json", ds, "spider")
     assert read_tasks(tmp_path / "dev_spider.json")[0] == tasks
+
+
+def test_a_malformed_jsonl_line_is_left_out_and_the_rest_is_read(tmp_path, spider_dir, capsys):
+    tasks_file = tmp_path / "tasks.jsonl"
+    tasks_file.write_text(
+        json.dumps({"question_id": "a", "db_id": "concert_singer", "question": "q", "sql": "SELECT 1"}) + "\n"
+        + '{"question_id": "b", "db_id": \n'
+        + json.dumps({"question_id": "c", "db_id": "concert_singer", "question": "q", "sql": "SELECT 2"}) + "\n")
+    ds = load_dataset(str(tasks_file), db_root=spider_dir / "database")
+    assert [t.question_id for t in ds.tasks] == ["a", "c"]
+    assert "tasks.jsonl:2: not valid JSON" in capsys.readouterr().err
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"question_id": "a", "sql": "SELECT 1"}) + "\n[1, 2]\n")
+    # the question whose line was unreadable gets no SQL: an error for that item alone
+    assert load_predictions(preds, ds) == {"a": "SELECT 1", "c": ""}
+    assert "preds.jsonl:2: expected a JSON object" in capsys.readouterr().err

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from sqlmend.bench.hardness import hardness
 from sqlmend.db import benchmark_db
@@ -127,6 +129,30 @@ class Dataset:
             self._db_cache[db_id] = path
         return self._db_cache[db_id]
 
+    @contextmanager
+    def databases(self) -> Iterator[Callable[[str], Any]]:
+        """Open each database at most once while the block runs, and close them all at its end.
+
+        Yields:
+            ``open(db_id)``: the open database of ``db_id``, or None when it is missing.
+        """
+        from sqlmend.db import connect
+
+        opened: dict[str, Any] = {}
+
+        def open_db(db_id: str) -> Any:
+            if db_id not in opened:
+                path = self.db_path(db_id)
+                opened[db_id] = connect(str(path)) if path else None
+            return opened[db_id]
+
+        try:
+            yield open_db
+        finally:
+            for conn in opened.values():
+                if conn is not None:
+                    conn.close()
+
     @property
     def gold(self) -> dict[str, str]:
         """``{question_id: gold SQL}`` for the tasks that have one."""
@@ -167,17 +193,21 @@ def read_json(path: Path) -> Any:
         raise DatasetError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
 
 
-def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_jsonl(path: str | os.PathLike, skipped: list[str] | None = None) -> list[dict[str, Any]]:
     """Read a JSON Lines file (blank lines skipped).
 
     Args:
         path: the file.
+        skipped: when given, a line that is not a JSON object is left out and its reason
+            (``file:line: ...``) appended here, so that the rest of the file is still read;
+            when omitted, such a line raises.
 
     Returns:
         One dict per line.
 
     Raises:
-        DatasetError: the file is missing or a line is not a JSON object (the message names the line).
+        DatasetError: the file is missing, or (without ``skipped``) a line is not a JSON object
+            (the message names the line).
     """
     path = Path(path)
     items = []
@@ -188,14 +218,24 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
                     continue
                 try:
                     item = json.loads(line)
+                    problem = None if isinstance(item, dict) else "expected a JSON object"
                 except json.JSONDecodeError as e:
-                    raise DatasetError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-                if not isinstance(item, dict):
-                    raise DatasetError(f"{path}:{lineno}: expected a JSON object")
-                items.append(item)
+                    problem = f"not valid JSON ({e.msg})"
+                if problem is None:
+                    items.append(item)
+                elif skipped is None:
+                    raise DatasetError(f"{path}:{lineno}: {problem}")
+                else:
+                    skipped.append(f"{path}:{lineno}: {problem}; line left out")
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
     return items
+
+
+def warn_skipped(skipped: list[str]) -> None:
+    """Say on stderr which lines of an input file were left out (the rest of the batch goes on)."""
+    for reason in skipped:
+        print(f"warning: {reason}", file=sys.stderr)
 
 
 def _need(item: Mapping[str, Any], keys: tuple[str, ...], where: str) -> Any:
@@ -331,7 +371,8 @@ def read_tasks_jsonl(path: str | os.PathLike) -> tuple[list[Task], dict[str, Lab
         DatasetError: a line lacks ``question_id``/``db_id`` (the message names the line).
     """
     tasks, labels = [], {}
-    for lineno, item in enumerate(read_jsonl(path), 1):
+    skipped: list[str] = []
+    for lineno, item in enumerate(read_jsonl(path, skipped), 1):
         where = f"{path} record {lineno}"
         qid = str(_need(item, ("question_id",), where))
         tasks.append(Task(question_id=qid, db_id=_need(item, ("db_id",), where),
@@ -341,6 +382,7 @@ def read_tasks_jsonl(path: str | os.PathLike) -> tuple[list[Task], dict[str, Lab
         if "label" in item:
             labels[qid] = Label(correct=_label(item["label"], where),
                                 error_types=_error_types(item.get("error_types")))
+    warn_skipped(skipped)
     return tasks, labels
 
 

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from sqlmend.bench.datasets import Dataset, read_json, read_jsonl, write_jsonl
+from sqlmend.bench.datasets import Dataset, read_json, read_jsonl, warn_skipped, write_jsonl
 from sqlmend.errors import DatasetError
 
 PRED_FORMATS = ("spider", "bird", "jsonl")
@@ -145,11 +145,15 @@ def read_bird_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str
 def read_jsonl_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str, str]:
     """Read sqlmend JSONL records (``question_id``, ``sql``) answering ``dataset`` into ``{question_id: sql}``.
 
+    A line that is not JSON is left out with a warning; the questions then left without
+    a prediction get an empty SQL (an error for that item alone: the batch goes on).
+
     Raises:
         DatasetError: an unknown or repeated id (naming the line), or missing ids.
     """
     out: dict[str, str] = {}
-    for lineno, item in enumerate(read_jsonl(path), 1):
+    skipped: list[str] = []
+    for lineno, item in enumerate(read_jsonl(path, skipped), 1):
         if "question_id" not in item or "sql" not in item:
             raise DatasetError(f"{path}: record {lineno} lacks question_id or sql")
         qid = str(item["question_id"])
@@ -158,6 +162,9 @@ def read_jsonl_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[st
         if qid in out:
             raise DatasetError(f"{path}: record {lineno}: question_id {qid!r} appears twice")
         out[qid] = str(item["sql"] or "").strip()
+    if skipped:  # an unreadable line: its question gets no SQL, an error for that item alone
+        warn_skipped(skipped)
+        out.update({q: "" for q in dataset.ids if q not in out})
     if len(out) != len(dataset):
         missing = [q for q in dataset.ids if q not in out]
         raise DatasetError(f"{path}: {len(out)} predictions, but {dataset.name} has {len(dataset)} questions "
