@@ -16,7 +16,6 @@ file it reports
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from sqlmend.bench.datasets import Dataset
 from sqlmend.bench.evaluate import evaluate
 from sqlmend.bench.executor import QueryPool
 from sqlmend.bench.predictions import load_predictions
+from sqlmend.bench.sampling import seeded_sample
 from sqlmend.db import connect
 from sqlmend.bench.static import latency
 from sqlmend.bench.suspects import gold_suspects
@@ -42,9 +42,8 @@ def subset(ds: Dataset, sample: int = 0, seed: int = 0, limit: int = 0) -> Datas
     tasks = [t for t in ds.tasks if ds.db_path(t.db_id) is not None]
     if limit:
         tasks = tasks[:limit]
-    if sample and sample < len(tasks):
-        keep = set(t.question_id for t in random.Random(seed).sample(tasks, sample))
-        tasks = [t for t in tasks if t.question_id in keep]
+    if sample:
+        tasks = seeded_sample(tasks, sample, seed)
     return replace(ds, tasks=tasks)
 
 

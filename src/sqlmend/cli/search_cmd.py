@@ -11,7 +11,6 @@ import typer
 from tqdm import tqdm
 
 
-
 def train_verifier(
     dataset: str = typer.Option("spider-train", help="Training questions (never dev/test)."),
     questions: int = typer.Option(4000, help="Training questions used (a seeded sample)."),

@@ -210,7 +210,6 @@ class Featurizer:
         text = f"{inp.question} {inp.evidence}".strip()
         self.cues = question_cues(text)
         self.question_low = text.lower()
-        self._original: dict[str, float] | None = None
 
     def raw(self, tree: Any, result: ExecResult | None, error: str | None) -> dict[str, float]:
         """The edit-independent features of one query."""
@@ -254,3 +253,9 @@ class Featurizer:
             full["d_cue_match"] = sum(v for k, v in raw.items() if k.startswith("m_")) - \
                 sum(v for k, v in original.items() if k.startswith("m_"))
         return [full.get(n, 0.0) for n in FEATURE_NAMES], raw
+
+    def rows(self, original: Any, candidates: list[Any]) -> list[list[float]]:
+        """The vectors of ``original`` then of each candidate (``search.Executed``), the edit features
+        measured against the original."""
+        vec, raw = self.vector(original.tree, original.result, original.error, [], None)
+        return [vec] + [self.vector(c.tree, c.result, c.error, c.generators, raw)[0] for c in candidates]

@@ -36,10 +36,10 @@ from sqlmend.synth import OPERATORS, perturb
 from sqlmend.types import Task
 
 
-def _cases(task: Task, db: Any, rng: random.Random, per_question: int, timeout: float) -> list[tuple[str, str]]:
-    """``[(kind, sql)]``: the gold, then perturbations of it from different operators."""
-    gold = task.gold or task.sql
-    gold_res = db.execute(gold, timeout=timeout, max_rows=2000)
+def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question: int,
+           timeout: float) -> list[tuple[str, str]]:
+    """``[(kind, sql)]``: the gold (its result ``gold_res``), then perturbations of it from different operators."""
+    gold = task.gold
     out = [("gold", gold)]
     ops = list(OPERATORS.values())
     rng.shuffle(ops)
@@ -85,8 +85,9 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
                 if task.db_id not in conns:
                     conns[task.db_id] = connect(db_path(task.db_id))
                 db = conns[task.db_id]
-                gold_key = result_key(db.execute(task.gold, timeout=timeout, max_rows=2000))
-                cases = _cases(task, db, rng, per_question, timeout)
+                gold_res = db.execute(task.gold, timeout=timeout, max_rows=2000)
+                gold_key = result_key(gold_res)
+                cases = _cases(task, db, gold_res, rng, per_question, timeout)
                 inp = SearchInput(task.question, db.schema(), db.value_index(), task.evidence)
             except (SqlmendError, OSError) as exc:
                 yield f"{task.question_id}: skipped ({exc})"
@@ -98,15 +99,10 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
                 orig = execute_original(db, text, settings.timeout, settings.max_rows)
                 findings = rules.check(db, text, task.question, timeout=timeout) if orig.tree is not None else []
                 found = search(db, orig, inp, findings, settings)
-                fz = Featurizer(inp, db.dialect, findings)
-                vec, raw = fz.vector(orig.tree, orig.result, orig.error, [], None)
-                X = [vec]
+                X = Featurizer(inp, db.dialect, findings).rows(orig, found.candidates)
                 labels = [int(orig.result is not None and result_key(orig.result) == gold_key)]
-                gens = [""]
-                for c in found.candidates:
-                    X.append(fz.vector(c.tree, c.result, c.error, c.generators, raw)[0])
-                    labels.append(int(result_key(c.result) == gold_key))
-                    gens.append("+".join(c.generators))
+                labels += [int(result_key(c.result) == gold_key) for c in found.candidates]
+                gens = [""] + ["+".join(c.generators) for c in found.candidates]
                 lines.append(json.dumps({"qid": task.question_id, "db_id": task.db_id, "kind": kind,
                                          "flagged": bool(findings or orig.error or orig.result is None
                                                          or not orig.result.rows),

@@ -8,7 +8,7 @@
   numbered candidates (0 = the original) and answers with one number.
 
 Both score the original and every candidate of one search; the stage compares
-the best candidate's score with the original's (:mod:`sqlmend.search.decide`).
+the best candidate's score with the original's (:mod:`sqlmend.search.stage`).
 """
 
 from __future__ import annotations
@@ -97,12 +97,7 @@ class FeatureVerifier:
     def vectors(self, inp: SearchInput, original: Executed, candidates: list[Executed],
                 dialect: str = "sqlite", findings: list[Any] = ()) -> np.ndarray:
         """The feature matrix: the original first, then the candidates."""
-        fz = Featurizer(inp, dialect, findings)
-        vec, raw = fz.vector(original.tree, original.result, original.error, [], None)
-        rows = [vec]
-        for c in candidates:
-            rows.append(fz.vector(c.tree, c.result, c.error, c.generators, raw)[0])
-        return np.asarray(rows, dtype=np.float64)
+        return np.asarray(Featurizer(inp, dialect, findings).rows(original, candidates), dtype=np.float64)
 
     def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed],
                   findings: list[Any] = ()) -> list[float]:

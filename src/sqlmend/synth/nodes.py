@@ -80,15 +80,15 @@ def join_eqs(tree: Tree):
             if isinstance(eq.this, ast.Column) and isinstance(eq.expression, ast.Column)]
 
 
+def conditions(tree: Tree, *types) -> list[tuple[Tree, ast.Select]]:
+    """Nodes of ``types`` in the WHERE and HAVING of every SELECT (not of its subqueries), with that SELECT."""
+    return [(n, sel) for sel in selects(tree) for part in ("where", "having")
+            if (w := sel.args.get(part)) is not None
+            for n in w.find_all(*types) if n.parent_select is sel]
+
+
 def string_values(tree: Tree, schema: Schema):
-    out = []
-    for sel in selects(tree):
-        for part in ("where", "having"):
-            node = sel.args.get(part)
-            if node is not None:
-                out += [n for n in node.find_all(ast.Literal, ast.Column)
-                        if n.parent_select is sel and is_string_like(n, schema)]
-    return out
+    return [n for n, _ in conditions(tree, ast.Literal, ast.Column) if is_string_like(n, schema)]
 
 
 def remove_conjunct(sel: ast.Select, pred: Tree) -> None:

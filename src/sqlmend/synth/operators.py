@@ -20,7 +20,7 @@ from typing import Callable
 from sqlmend import taxonomy
 from sqlmend.sql import ast, conjuncts
 from sqlmend.structure.canonical import scope_tables
-from sqlmend.synth.nodes import (AGG_SWAP, FLIP, SETOPS, join_eqs, other_columns, real_columns, remove_conjunct,
+from sqlmend.synth.nodes import (AGG_SWAP, FLIP, SETOPS, conditions, join_eqs, other_columns, real_columns, remove_conjunct,
                                  select_columns, selects, string_values, table_of, with_column)
 from sqlmend.types import Schema
 
@@ -315,8 +315,7 @@ def condition_drop(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]
 def operator_flip(tree: Tree, schema: Schema, rng: random.Random) -> list[Tree]:
     """Use the wrong comparison operator in a WHERE/HAVING condition."""
     def locate(t):
-        return [n for sel in selects(t) for part in ("where", "having") if (w := sel.args.get(part)) is not None
-                for n in w.find_all(*FLIP) if n.parent_select is sel]
+        return [n for n, _ in conditions(t, *FLIP)]
 
     def change(node, rng):
         cls = rng.choice(FLIP[type(node)])

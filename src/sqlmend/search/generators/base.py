@@ -136,15 +136,8 @@ def each_edit(tree: Tree, locate: Callable[[Tree], list], options: Callable[[Any
             yield (done if isinstance(done, ast.Expression) else copy), label
 
 
-def column_like(name: str, alias: str | None) -> ast.Column:
-    """A column node, qualified when ``alias`` is given."""
-    return ast.column(name, table=alias or None)
-
-
 def qualifier(sel: ast.Select, alias: str, table: str) -> str | None:
     """How a new column of ``alias`` should be qualified in ``sel`` (None: unqualified is fine)."""
-    from sqlmend.structure.canonical import scope_tables
-
     scope = scope_tables(sel)
     if len(scope) <= 1 and not any(isinstance(c, ast.Column) and c.table for c in sel.find_all(ast.Column)):
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmend.search.generators.base import Generator, each_edit
 from sqlmend.sql import ast
-from sqlmend.synth.nodes import selects
+from sqlmend.synth.nodes import conditions
 
 _ALTERNATIVES = {ast.EQ: (ast.NEQ, ast.Like), ast.NEQ: (ast.EQ,), ast.GT: (ast.GTE, ast.LT, ast.LTE),
                  ast.GTE: (ast.GT, ast.LTE, ast.LT), ast.LT: (ast.LTE, ast.GT, ast.GTE),
@@ -12,9 +12,7 @@ _ALTERNATIVES = {ast.EQ: (ast.NEQ, ast.Like), ast.NEQ: (ast.EQ,), ast.GT: (ast.G
 
 
 def _locate(tree):
-    return [n for sel in selects(tree) for part in ("where", "having")
-            if (w := sel.args.get(part)) is not None
-            for n in w.find_all(*_ALTERNATIVES) if n.parent_select is sel]
+    return [n for n, _ in conditions(tree, *_ALTERNATIVES)]
 
 
 def _options(node):

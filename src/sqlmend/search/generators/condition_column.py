@@ -4,23 +4,15 @@ from __future__ import annotations
 
 from sqlmend.search.generators.base import Generator, column_swaps, each_edit, swap_column
 from sqlmend.sql import ast
-from sqlmend.synth.nodes import real_columns, selects
+from sqlmend.synth.nodes import conditions, real_columns
 
 _CMP = (ast.EQ, ast.NEQ, ast.GT, ast.GTE, ast.LT, ast.LTE, ast.Like, ast.In, ast.Between)
 
 
 def _locate_for(inp):
     def locate(tree):
-        out = []
-        for sel in selects(tree):
-            for part in ("where", "having"):
-                node = sel.args.get(part)
-                if node is None:
-                    continue
-                cols = [c for c in node.find_all(ast.Column) if c.parent_select is sel
-                        and isinstance(c.parent, _CMP)]
-                out += [(c, sel, t) for c, t in real_columns(sel, inp.schema, cols)]
-        return out
+        return [(c, sel, t) for col, sel in conditions(tree, ast.Column) if isinstance(col.parent, _CMP)
+                for c, t in real_columns(sel, inp.schema, [col])]
 
     return locate
 

@@ -7,10 +7,6 @@ from sqlmend.sql import ast
 from sqlmend.synth.nodes import real_columns, selects
 
 
-def _locate(tree):
-    return selects(tree)
-
-
 def _options_for(inp):
     def options(sel):
         out = []
@@ -56,7 +52,7 @@ def _apply(sel, option):
 
 def generate(tree, inp):
     """Group as the question asks ("for each ..."): by which column, or not at all."""
-    yield from each_edit(tree, _locate, _options_for(inp), _apply)
+    yield from each_edit(tree, selects, _options_for(inp), _apply)
 
 
 GENERATOR = Generator("group_by_change", ("clause_error",), generate, generate.__doc__)

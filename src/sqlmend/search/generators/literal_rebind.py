@@ -8,7 +8,7 @@ from sqlmend.db import MODES
 from sqlmend.search.generators.base import Generator, each_edit, qualifier
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import is_string_like, scope_tables
-from sqlmend.synth.nodes import selects, table_of
+from sqlmend.synth.nodes import conditions, table_of
 
 _CMP = (ast.EQ, ast.NEQ, ast.Like, ast.GT, ast.GTE, ast.LT, ast.LTE)
 
@@ -19,20 +19,9 @@ def _text(node) -> str:
 
 def _locate_for(inp):
     def locate(tree):
-        out = []
-        for sel in selects(tree):
-            for part in ("where", "having"):
-                w = sel.args.get(part)
-                if w is None:
-                    continue
-                for cmp in w.find_all(*_CMP):
-                    if cmp.parent_select is not sel:
-                        continue
-                    col, lit = cmp.this, cmp.expression
-                    if isinstance(col, ast.Column) and not is_string_like(col, inp.schema) and (
-                            isinstance(lit, ast.Literal) or is_string_like(lit, inp.schema)):
-                        out.append((cmp, sel))
-        return out
+        return [(cmp, sel) for cmp, sel in conditions(tree, *_CMP)
+                if isinstance(cmp.this, ast.Column) and not is_string_like(cmp.this, inp.schema)
+                and (isinstance(cmp.expression, ast.Literal) or is_string_like(cmp.expression, inp.schema))]
 
     return locate
 

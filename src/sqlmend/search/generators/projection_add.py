@@ -9,8 +9,7 @@ from sqlmend.synth.nodes import real_columns, selects
 
 
 def _locate(tree):
-    sels = selects(tree)
-    return sels[:1] if sels and isinstance(sels[0], ast.Select) else []
+    return selects(tree)[:1]
 
 
 def _options_for(inp):

@@ -7,7 +7,7 @@ from sqlmend.synth.nodes import SETOPS
 
 
 def _locate(tree):
-    return list(tree.find_all(*SETOPS)) if isinstance(tree, tuple(SETOPS)) or tree.find(*SETOPS) else []
+    return list(tree.find_all(*SETOPS))
 
 
 def _options(node):
