@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
 from sqlmend.service.runner import free_port
 
@@ -314,7 +315,7 @@ def run_load(bodies: list[bytes], *, requests: int = 200, concurrency: int = 16,
     """
     requests = min(requests, MAX_REQUESTS)
     max_seconds = min(max_seconds, MAX_SECONDS)
-    if memory_items and not (memory_store and memory_store.startswith(("postgresql://", "postgres://"))):
+    if memory_items and not is_url(memory_store):
         raise ConfigError("--memory-items needs --memory-store postgresql://... (the store the replicas share)")
     run = time.strftime("%Y%m%d%H%M%S")
     namespace = f"bench-{run}"

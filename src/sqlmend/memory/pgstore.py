@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlmend.db import pgmigrate
+from sqlmend.db import check_db_id, pgmigrate
 from sqlmend.errors import ConfigError, DatabaseError
 from sqlmend.memory.items import MemoryItem
 from sqlmend.memory.store import StoreBase, item_body
@@ -91,8 +91,6 @@ class PgMemoryStore(StoreBase):
 
     def __init__(self, url: str, db_id: str, create: bool = True, namespace: str = "default",
                  conn: Any = None):
-        from sqlmend.db import check_db_id
-
         check_db_id(db_id)
         self.db_id, self.namespace = db_id, namespace
         self._own = conn is None

@@ -168,8 +168,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         except Exception:
             raise HTTPException(404, f"no question {qid} in this run") from None
         latest = log.latest()
-        shown = [x for x in run.items if _matches(x, f, latest)]
-        ids = [x.qid for x in shown]
+        ids = [x.qid for x in run.items if _matches(x, f, latest)]
         pos = ids.index(qid) if qid in ids else -1
         nxt = ids[pos + 1] if 0 <= pos < len(ids) - 1 else None
         prev = ids[pos - 1] if pos > 0 else None
@@ -200,9 +199,9 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     def index(request: Request) -> HTMLResponse:
         f = filters_of(request.query_params)
         latest = log.latest()
-        shown = [x for x in run.items if _matches(x, f, latest)]
+        visible = [x for x in run.items if _matches(x, f, latest)]
         facets = _facets(run.items, latest)
-        return page("list.html", items=shown, facets=facets, filters=f, latest=latest,
+        return page("list.html", items=visible, facets=facets, filters=f, latest=latest,
                     decision_of=lambda it: _decision_of(it, latest), filters_qs=urlencode(f),
                     total=len(run.items))
 

@@ -39,6 +39,8 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, Field
 
+from sqlmend.db import check_db_id
+from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
 from sqlmend.pipeline import Pipeline, PipelineConfig
 from sqlmend.service.limits import AdmissionMiddleware, Gate
@@ -110,8 +112,9 @@ class Service:
         self.gate = Gate(settings.max_concurrency + settings.max_queue)
         self.executor = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="sqlmend-serve")
         self.metrics = Metrics()
-        store = ((config.options.get("memory") or {}).get("store") or "")
-        self.scrub = Scrubber(server_roots([db_root, None if "://" in store else store or None]))
+        store = (config.options.get("memory") or {}).get("store") or None
+        self.memory_store = "postgresql" if is_url(store) else "folder"
+        self.scrub = Scrubber(server_roots([db_root, None if is_url(store) else store]))
 
     # --- one request -------------------------------------------------------
 
@@ -122,8 +125,6 @@ class Service:
         if not (req.db or req.db_id):
             raise Refusal(400, "give db_id (or db)", "no_database")
         if not req.db:
-            from sqlmend.db import check_db_id
-
             try:
                 check_db_id(req.db_id)
             except ConfigError as exc:
@@ -202,6 +203,13 @@ def _log_fields(body: dict[str, Any] | None, req: CorrectRequest) -> dict[str, A
     return fields
 
 
+def _findings_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The ``/check`` answer of a correction: the findings of its stages, nothing rewritten."""
+    findings = [f for s in body["stages"] for f in s["findings"]]
+    return {"question_id": body["question_id"], "error": body["error"], "findings": findings,
+            "wrong": bool(findings), "refused": verdict_of(body) == "refused", "stages": body["stages"]}
+
+
 def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
                resolve: Any = None, db_root: str | None = None,
                settings: ServiceSettings | None = None) -> Any:
@@ -242,7 +250,6 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
     app.state.service = service
 
     async def answer(request: Request, req: CorrectRequest, check: bool) -> Any:
-        body = None
         try:
             body = await service.run(req, check)
         except Refusal as exc:
@@ -250,14 +257,13 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
             return Json({"detail": service.scrub.text(exc.message, free=True)}, status_code=exc.status,
                         headers=exc.headers)
         request.state.log = _log_fields(body, req)
-        return Json(body)
+        return Json(_findings_of(body) if check else body)
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        store = (service.config.options.get("memory") or {}).get("store") or ""
         return {"strategy": service.config.strategy,
                 "stages": {name: True for name in service.config.stage_names()},
-                "memory_store": "postgresql" if "://" in store else "folder"}
+                "memory_store": service.memory_store}
 
     @app.get("/metrics")
     def metrics() -> Any:
@@ -269,14 +275,7 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
 
     @app.post("/check")
     async def check(req: CorrectRequest, request: Request) -> Any:
-        out = await answer(request, req, check=True)
-        if out.status_code != 200:
-            return out
-        body = json.loads(out.body)
-        findings = [f for s in body["stages"] for f in s["findings"]]
-        return Json({"question_id": body["question_id"], "error": body["error"], "findings": findings,
-                     "wrong": bool(findings), "refused": verdict_of(body) == "refused",
-                     "stages": body["stages"]})
+        return await answer(request, req, check=True)
 
     app.add_middleware(AdmissionMiddleware, token=settings.token, max_body_bytes=settings.max_body_bytes,
                        on_done=service.done)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,7 +32,3 @@ class ServiceSettings(BaseModel):
         if not values.get("token") and os.environ.get(TOKEN_ENV):
             values["token"] = os.environ[TOKEN_ENV]
         return cls(**values)
-
-    def dumps(self) -> str:
-        """JSON for a worker process (see :func:`sqlmend.service.app.app_from_env`)."""
-        return json.dumps(self.model_dump())
