@@ -163,25 +163,16 @@ def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float =
     from sqlmend.bench.evaluate import evaluate
     from sqlmend.bench.predictions import load_predictions
     from sqlmend.bench.suspects import gold_suspects
-    from sqlmend.db import connect
 
     full = load_dataset(dataset)
     # with --limit, evaluate a smaller dataset (not the whole one with predictions missing)
     ds = replace(full, tasks=full.tasks[:limit]) if limit else full
     tasks = ds.tasks
-    conns: dict[str, Any] = {}
-
-    def db_for(db_id: str):
-        if db_id not in conns:
-            path = ds.db_path(db_id)
-            conns[db_id] = connect(str(path)) if path else None
-        return conns[db_id]
-
     judged: list[Judged] = []
     seconds: list[float] = []
     paired: dict[str, Any] = {}
     reports = []
-    try:
+    with ds.databases() as db_for:
         suspects = gold_suspects(ds, timeout=timeout, connect_db=db_for, progress=progress)
         for path in pred:
             preds = load_predictions(path, full)
@@ -213,10 +204,6 @@ def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float =
                 judged.append(Judged(qid, path.stem, {f.code for f in fs},
                                      {f.code for f in fs if f.severity == "strict"}, res.correct,
                                      qid in suspects))
-    finally:
-        for conn in conns.values():
-            if conn is not None:
-                conn.close()
     det = detection(judged, [r.code for r in rules.all_rules()])
     return StaticBench(report={"date": _dt.date.today().isoformat(), "dataset": dataset,
                                "files": [p.name for p in pred], "detection": det,

@@ -9,6 +9,7 @@ them) and asks this module which they are.
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -36,21 +37,10 @@ def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: f
         Questions without a gold SQL or a database are never suspect.
     """
     from sqlmend import rules
-    from sqlmend.db import connect
 
     wanted = None if question_ids is None else set(question_ids)
-    own: dict[str, Any] = {}
-
-    def opened(db_id: str) -> Any:
-        if connect_db is not None:
-            return connect_db(db_id)
-        if db_id not in own:
-            path = ds.db_path(db_id)
-            own[db_id] = connect(str(path)) if path else None
-        return own[db_id]
-
     out: dict[str, list[str]] = {}
-    try:
+    with nullcontext(connect_db) if connect_db is not None else ds.databases() as opened:
         for task in tqdm(ds.tasks, desc="rules on gold", disable=not progress):
             if (wanted is not None and task.question_id not in wanted) or not task.gold:
                 continue
@@ -60,10 +50,6 @@ def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: f
             codes = sorted({f.code for f in rules.check(conn, task.gold, task.question, timeout=timeout)})
             if codes:
                 out[task.question_id] = codes
-    finally:
-        for conn in own.values():
-            if conn is not None:
-                conn.close()
     return out
 
 

@@ -79,16 +79,14 @@ class DetectorStage(StageBase):
     def __init__(self, settings: "DetectorStage.Settings | None" = None, run: RunSettings | None = None):
         super().__init__(settings, run)
         self.folder = Path(self.settings.folder) if self.settings.folder else trained_dir()
-        self.mode = self.settings.mode
-        self.skip_if_static = self.settings.skip_if_static
 
     def _model(self) -> Any:
         from sqlmend.detect.detector import ErrorTokenDetector
 
-        key = (str(self.folder), self.mode)
+        key = (str(self.folder), self.settings.mode)
         with _LOCK:
             if key not in _LOADED:
-                _LOADED[key] = ErrorTokenDetector.from_dir(self.folder, mode=self.mode)
+                _LOADED[key] = ErrorTokenDetector.from_dir(self.folder, mode=self.settings.mode)
             return _LOADED[key]
 
     def run(self, ctx: StageContext) -> StageTrace:
@@ -101,7 +99,7 @@ class DetectorStage(StageBase):
             The trace with the detector's findings (no candidate).
         """
         start = time.perf_counter()
-        if self.skip_if_static and ctx.findings:
+        if self.settings.skip_if_static and ctx.findings:
             return StageTrace(self.name, "skipped", note="earlier stages already found errors")
         trained = (self.folder / "token_table.json").exists()
         backend = None if trained else ctx.backend("detector")

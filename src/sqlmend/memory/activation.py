@@ -27,7 +27,7 @@ __all__ = ["Activation", "activate_model", "check_mechanical", "observe"]
 ast = sql.ast
 
 #: Predicates whose literal is checked against the stored values.
-_STRING_PREDICATES = (ast.EQ, ast.NEQ, ast.Like, ast.ILike if hasattr(ast, "ILike") else ast.Like)
+_STRING_PREDICATES = (ast.EQ, ast.NEQ, ast.Like, ast.ILike)
 
 
 def observe(db: Any, current_sql: str) -> list[dict[str, Any]]:

@@ -61,8 +61,6 @@ class MemoryStage(StageBase):
         self.namespace = s.namespace or os.environ.get("SQLMEND_MEMORY_NAMESPACE") or "default"
         store = s.store or os.environ.get("SQLMEND_MEMORY_STORE") or None
         self.folder = store if is_url(store) else store_root(self.namespace, store)
-        self.budget, self.verify, self.local = s.budget, s.verify, s.local
-        self.timeout = self.run_settings.timeout
         self._items: dict[str, list[MemoryItem]] = {}
         self._revisions: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -133,14 +131,14 @@ class MemoryStage(StageBase):
         return trace
 
     def _run(self, ctx: StageContext, items: list[MemoryItem], trace: StageTrace, usage: CallBook) -> None:
-        dialect = getattr(ctx.db, "dialect", "sqlite")
+        s = self.settings
         backend, embedder = ctx.backend("solver"), ctx.backend("embedder")
         qvec = None
         if embedder is not None and any(m.vector for m in items):
             vecs = embed(embedder, [ctx.task.question], usage)
             qvec = vecs[0] if vecs else None
-        keys = sql_keys(ctx.sql, dialect)
-        candidates = retrieve(items, keys, qvec, self.budget)
+        keys = sql_keys(ctx.sql, ctx.dialect)
+        candidates = retrieve(items, keys, qvec, s.budget)
         trace.detail["retrieved"] = [{"id": c.item.id, "kind": c.item.kind, "channel": c.channel,
                                       "score": round(c.score, 4)} for c in candidates]
         if not candidates:
@@ -149,21 +147,21 @@ class MemoryStage(StageBase):
         result, _ = ctx.execute()
         observations = observe(ctx.db, ctx.sql)
         acts: list[Activation] = [check_mechanical(c, ctx.task.question, keys, observations, ctx.db, ctx.sql,
-                                                   result, self.verify) for c in candidates if c.item.mechanical]
+                                                   result, s.verify) for c in candidates if c.item.mechanical]
         general = [c for c in candidates if not c.item.mechanical]
         if general and backend is not None:
             acts += activate_model(backend, ctx.db, ctx.task.question, ctx.sql, general, observations,
-                                   usage, self.verify)
+                                   usage, s.verify)
         active = [a for a in acts if a.active]
         trace.detail["activation"] = [{"id": a.candidate.item.id, "active": a.active, "reason": a.reason}
                                       for a in acts]
         if not active:
             trace.note = f"{len(candidates)} retrieved, none activated"
             return
-        if backend is not None and (not self.local or any(not a.candidate.item.mechanical for a in active)):
-            adaptation = adapt_model(backend, ctx.task.question, ctx.sql, active, observations, usage, self.local)
+        if backend is not None and (not s.local or any(not a.candidate.item.mechanical for a in active)):
+            adaptation = adapt_model(backend, ctx.task.question, ctx.sql, active, observations, usage, s.local)
         else:
-            adaptation = adapt_mechanical(ctx.sql, [a for a in active if a.candidate.item.mechanical], dialect)
+            adaptation = adapt_mechanical(ctx.sql, [a for a in active if a.candidate.item.mechanical], ctx.dialect)
         trace.detail["how"] = adaptation.how
         trace.detail["applied"] = adaptation.applied
         for a in active:

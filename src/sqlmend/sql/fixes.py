@@ -108,7 +108,7 @@ def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
         FixError: a fix is malformed, aims at a node that is not there (or not
             what the planner saw), or two fixes change the same node differently.
     """
-    planned: dict[str, tuple[Any, Any, dict]] = {}
+    planned: dict[str, tuple[Any, Any]] = {}
     for fix in fixes:
         path = fix.get("path", "")
         node = find_node(tree, path)
@@ -122,8 +122,8 @@ def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
             if planned[path][1] != new:
                 raise FixError(f"conflicting fixes at {path!r}")
             continue
-        planned[path] = (node, new, fix)
-    for node, new, _ in planned.values():
+        planned[path] = (node, new)
+    for node, new in planned.values():
         if new == "distinct":
             if not node.args.get("distinct"):
                 node.set("distinct", exp.Distinct())

@@ -28,23 +28,29 @@ class Description:
         return {"sql": self.sql, "qss": self.qss, "ast": self.ast, "exec": self.exec}
 
 
-def _names(sql_text: str, kind: Any) -> list[str]:
-    """Distinct names of the nodes of one kind in a SQL (empty when it does not parse)."""
+def _tree(sql_text: str) -> Any:
+    """The parsed SQL, or None when it does not parse."""
     try:
-        tree = sqlmod.parse(sql_text)
+        return sqlmod.parse(sql_text)
     except SqlError:
+        return None
+
+
+def _names(tree: Any, kind: Any) -> list[str]:
+    """Distinct names of the nodes of one kind in a parsed SQL (empty for None)."""
+    if tree is None:
         return []
     return list(dict.fromkeys(n.name for n in tree.find_all(kind) if n.name))
 
 
 def sql_tables(sql_text: str) -> list[str]:
     """Names of the tables a SQL reads (empty when it does not parse)."""
-    return _names(sql_text, sqlmod.ast.Table)
+    return _names(_tree(sql_text), sqlmod.ast.Table)
 
 
 def sql_columns(sql_text: str) -> list[str]:
     """Names (without table) of the columns a SQL mentions (empty when it does not parse)."""
-    return _names(sql_text, sqlmod.ast.Column)
+    return _names(_tree(sql_text), sqlmod.ast.Column)
 
 
 def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]] | None = None,
@@ -79,7 +85,8 @@ def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]
     schema = db.schema()
     qss = build(question, schema, samples=samples, value_index=value_index, embed=embed)
     text = canonical_sql(sql_text, schema, dialect=getattr(db, "dialect", "sqlite") or "sqlite")
-    qss_text = serialize(qss, focus=sql_tables(sql_text), max_chars=qss_chars,
-                         focus_columns=sql_columns(sql_text), linked_only=linked_only)
+    tree = _tree(sql_text)  # parsed once for both focus lists
+    qss_text = serialize(qss, focus=_names(tree, sqlmod.ast.Table), max_chars=qss_chars,
+                         focus_columns=_names(tree, sqlmod.ast.Column), linked_only=linked_only)
     return Description(text, qss_text, ast_text(text),
                        exec_text(result, error), result, error)

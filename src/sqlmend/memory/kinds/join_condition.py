@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlmend.db.base import quote_ident
-from sqlmend.memory.kinds.base import Online, ast, column_fix, fill_contract, fragment, qualified_name, \
-    run_probe
+from sqlmend.memory.kinds.base import Online, ast, column_fix, fill_contract, fragment, run_probe
 
 NAME = "join_condition"
 ERROR_TYPE = "table_mismatch"
