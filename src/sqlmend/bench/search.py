@@ -27,7 +27,6 @@ from sqlmend.bench.evaluate import evaluate
 from sqlmend.bench.executor import QueryPool
 from sqlmend.bench.predictions import load_predictions
 from sqlmend.bench.sampling import seeded_sample
-from sqlmend.db import connect
 from sqlmend.bench.static import latency
 from sqlmend.bench.suspects import gold_suspects
 from sqlmend.rules.stage import StaticStage
@@ -98,31 +97,18 @@ def bench_search(ds: Dataset, pred_files: list[Path], stage: SearchStage, *, tim
 
     ``ds`` may be a subset (:func:`subset`) of ``full``, the dataset the files answer.
     """
-    conns: dict[str, Any] = {}
-
-    def conn(db_id: str):
-        if db_id not in conns:
-            path = ds.db_path(db_id)
-            conns[db_id] = connect(str(path)) if path else None
-        return conns[db_id]
-
     static = StaticStage(run=RunSettings(timeout=timeout))
-    suspects = gold_suspects(ds, timeout=timeout, connect_db=conn)
     files: dict[str, Any] = {}
-    try:
-        with QueryPool(workers=workers, timeout=30) as pool:
-            for path in pred_files:
-                preds = load_predictions(path, full or ds)
-                run = run_file(ds, preds, conn, stage, static, progress(path.stem) if progress else None)
-                before = evaluate(ds, run["static"], suspect_ids=suspects, label=f"{path.stem}+static", pool=pool)
-                after = evaluate(ds, run["search"], suspect_ids=suspects, label=f"{path.stem}+static+search",
-                                 pool=pool)
-                paired = compare(before, after, suspect_ids=suspects)
-                files[path.stem] = summarize(run["facts"], before, paired)
-    finally:
-        for c in conns.values():
-            if c is not None:
-                c.close()
+    with ds.databases() as conn, QueryPool(workers=workers, timeout=30) as pool:
+        suspects = gold_suspects(ds, timeout=timeout, connect_db=conn)
+        for path in pred_files:
+            preds = load_predictions(path, full or ds)
+            run = run_file(ds, preds, conn, stage, static, progress(path.stem) if progress else None)
+            before = evaluate(ds, run["static"], suspect_ids=suspects, label=f"{path.stem}+static", pool=pool)
+            after = evaluate(ds, run["search"], suspect_ids=suspects, label=f"{path.stem}+static+search",
+                             pool=pool)
+            paired = compare(before, after, suspect_ids=suspects)
+            files[path.stem] = summarize(run["facts"], before, paired)
     return {"files": files, "suspects": suspects}
 
 

@@ -16,6 +16,7 @@ from tqdm import tqdm
 from sqlmend.bench import load_dataset, write_jsonl
 from sqlmend.bench.datasets import read_jsonl
 from sqlmend.cli.output import QUIET, QUIET_LONG
+from sqlmend.db import benchmark_db
 from sqlmend.errors import SqlmendError
 
 _DATASET_HELP = "A named dataset (spider-train, spider-dev, ...) or a task file."
@@ -239,7 +240,7 @@ def detect(
             def path_of(db_id: str) -> str:
                 if root is None:
                     raise SqlmendError("--db-root is needed with --tasks")
-                return str(root / db_id / f"{db_id}.sqlite")
+                return str(benchmark_db(root, db_id))
         elif sql and question and db:
             items = [Item("1", "1", "db", question, sql)]
 
