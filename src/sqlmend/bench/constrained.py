@@ -25,6 +25,7 @@ Run it::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import time
@@ -94,6 +95,21 @@ def _xgrammar(info: Any, json_schema: dict) -> tuple[Timed, float]:
         return scores
 
     return Timed(step), setup
+
+
+def _db_schema(db_path: str | Path | None) -> Any:
+    """The schema of the ``llguidance-sql`` database (Spider's concert_singer by default)."""
+    from sqlmend import db
+    from sqlmend.paths import data_root
+
+    path = db_path or db.benchmark_db(Path(data_root()) / "spider" / "database", "concert_singer")
+    with db.connect(path) as conn:
+        return conn.schema()
+
+
+def _missing(engine: str) -> bool:
+    """True for ``xgrammar`` when it is not installed (the other engines are sqlmend's own)."""
+    return engine == "xgrammar" and importlib.util.find_spec("xgrammar") is None
 
 
 def _schema(name: str, sql_schema: Any = None) -> tuple[Any, dict]:
@@ -174,13 +190,10 @@ def bench(engines: tuple[str, ...] = ENGINES, schemas: tuple[str, ...] = SCHEMAS
     Returns:
         One row per engine and schema.
     """
-    from sqlmend import db
-    from sqlmend.paths import data_root
     from sqlmend.llm.constrained import Constrainer
     from sqlmend.llm.local import TransformersBackend
 
-    path = db_path or Path(data_root()) / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
-    sql_schema = db.connect(path).schema()
+    sql_schema = _db_schema(db_path)
     backend = TransformersBackend(device="cpu", constrain=True)
     model, tok = backend.loaded
     t0 = time.perf_counter()
@@ -190,12 +203,9 @@ def bench(engines: tuple[str, ...] = ENGINES, schemas: tuple[str, ...] = SCHEMAS
     for schema_name in schemas:
         for engine in engines:
             row: dict[str, Any] = {"schema": schema_name, "engine": engine}
-            if engine == "xgrammar":
-                try:
-                    import xgrammar  # noqa: F401
-                except ImportError:
-                    rows.append({**row, "note": "not installed"})
-                    continue
+            if _missing(engine):
+                rows.append({**row, "note": "not installed"})
+                continue
             if engine == "llguidance-sql" and schema_name != "rewrite":
                 continue
             done = [run_once(backend, engine, schema_name, tokens, sql_schema) for _ in range(runs)]
@@ -293,26 +303,20 @@ def replay_all(engines: tuple[str, ...], schemas: tuple[str, ...], repeats: int 
     """
     from transformers import AutoConfig, AutoTokenizer
 
-    from sqlmend import db
     from sqlmend.llm.local import resolve_checkpoint
-    from sqlmend.paths import data_root
 
     folder = resolve_checkpoint(None)
     tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     vocab = AutoConfig.from_pretrained(str(folder), local_files_only=True).vocab_size
-    path = db_path or Path(data_root()) / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
-    sql_schema = db.connect(path).schema()
+    sql_schema = _db_schema(db_path)
     rows = []
     for schema_name in schemas:
         for engine in engines:
             if engine == "llguidance-sql" and schema_name != "rewrite":
                 continue
-            if engine == "xgrammar":
-                try:
-                    import xgrammar  # noqa: F401
-                except ImportError:
-                    rows.append({"schema": schema_name, "engine": engine, "note": "not installed"})
-                    continue
+            if _missing(engine):
+                rows.append({"schema": schema_name, "engine": engine, "note": "not installed"})
+                continue
             rows.append(replay(engine, schema_name, tok, vocab, sql_schema, repeats))
     return rows
 
@@ -414,17 +418,14 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             print(f"| {r['schema']} | {r['engine']} | {r['tokens']} | {r['setup_ms']:.1f} | "
                   f"{r['cached_setup_ms']:.1f} | {r['cold_us_per_token']:.0f} | {r['warm_us_per_token']:.0f} |")
-        if args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(rows, indent=1))
-        return
-    rows = bench(tuple(args.engines.split(",")), tuple(args.schemas.split(",")), args.tokens, args.runs)
-    print("| schema | engine | tokens | valid | ms/token | mask ms/token | setup ms |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(f"| {r['schema']} | {r['engine']} | {r.get('tokens', '')} | "
-              f"{str(r.get('valid', '')) + '/' + str(r.get('runs', '')) if 'runs' in r else r.get('note', '')} | "
-              f"{r.get('ms_per_token', 0):.1f} | {r.get('mask_ms_per_token', 0):.2f} | {r.get('setup_ms', 0):.1f} |")
+    else:
+        rows = bench(tuple(args.engines.split(",")), tuple(args.schemas.split(",")), args.tokens, args.runs)
+        print("| schema | engine | tokens | valid | ms/token | mask ms/token | setup ms |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in rows:
+            print(f"| {r['schema']} | {r['engine']} | {r.get('tokens', '')} | "
+                  f"{str(r.get('valid', '')) + '/' + str(r.get('runs', '')) if 'runs' in r else r.get('note', '')} | "
+                  f"{r.get('ms_per_token', 0):.1f} | {r.get('mask_ms_per_token', 0):.2f} | {r.get('setup_ms', 0):.1f} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1))

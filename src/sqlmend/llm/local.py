@@ -233,9 +233,8 @@ class TransformersBackend(Backend):
         from sqlmend.llm.constrained import Constrainer
 
         model, tok = self.loaded
-        if self._constrainer is None:
-            eos = model.generation_config.eos_token_id
-            self._constrainer = Constrainer(tok, eos if eos is not None else tok.eos_token_id)
+        if self._constrainer is None:  # no EOS configured: Constrainer takes the tokenizer's
+            self._constrainer = Constrainer(tok, model.generation_config.eos_token_id)
         return self._constrainer.processor(json_schema, budget)
 
     @classmethod

@@ -162,7 +162,7 @@ class OpenAIBackend(Backend):
         t0 = time.perf_counter()
         try:
             resp = self._call(lambda: self.client.chat.completions.create(**kwargs))
-        except _Rejected as exc:
+        except _Rejected:
             if fmt is None or self.json_mode != "auto":
                 raise
             # the server refuses response_format: ask once more without it, and remember

@@ -64,6 +64,15 @@ def _upto(first: str, rest: str, n: int) -> str:
     return first + tail
 
 
+def _seq(item: str, sep: str, most: int) -> str:
+    """At most ``most`` times ``item``, with ``sep`` between.
+
+    >>> _seq("a", '" OR "', 2)
+    'a (" OR " a)?'
+    """
+    return _upto(item, f"{sep} {item}", most - 1)
+
+
 def _core(r: str) -> str:
     """The schema-independent rules (tables and columns come from :func:`sql_lark`)."""
     n = LIMITS
@@ -78,24 +87,23 @@ def _core(r: str) -> str:
         f'{r}_join: " JOIN " | " LEFT JOIN " | " INNER JOIN " | ", "',
         f'{r}_source: {r}_table (" AS " {r}_alias)? | "(" {r} ")" (" AS " {r}_alias)?',
         f'{r}_where: " WHERE " {r}_cond',
-        f'{r}_group: " GROUP BY " ' + _upto(f"{r}_expr", f'", " {r}_expr', n["group"] - 1),
+        f'{r}_group: " GROUP BY " ' + _seq(f"{r}_expr", '", "', n["group"]),
         f'{r}_having: " HAVING " {r}_cond',
-        f'{r}_order: " ORDER BY " ' + _upto(dir_, f'", " {dir_}', n["order"] - 1),
+        f'{r}_order: " ORDER BY " ' + _seq(dir_, '", "', n["order"]),
         f'{r}_limit: " LIMIT " {r}_int',
-        f"{r}_cond: " + _upto(f"{r}_conj", f'" OR " {r}_conj', n["or"] - 1),
-        f"{r}_conj: " + _upto(f"{r}_neg", f'" AND " {r}_neg', n["and"] - 1),
+        f"{r}_cond: " + _seq(f"{r}_conj", '" OR "', n["or"]),
+        f"{r}_conj: " + _seq(f"{r}_neg", '" AND "', n["and"]),
         f'{r}_neg: "NOT "? {r}_pred',
         f"{r}_pred: {r}_expr",
         f"    | {r}_expr {r}_cmp {r}_expr",
-        f'    | {r}_expr " NOT"? " IN (" ({r} | '
-        + _upto(f"{r}_literal", f'", " {r}_literal', n["in"] - 1) + ') ")"',
+        f'    | {r}_expr " NOT"? " IN (" ({r} | ' + _seq(f"{r}_literal", '", "', n["in"]) + ') ")"',
         f'    | {r}_expr " NOT"? " LIKE " {r}_string',
         f'    | {r}_expr " BETWEEN " {r}_expr " AND " {r}_expr',
         f'    | {r}_expr " IS " "NOT "? "NULL"',
         f'    | "(" {r}_cond ")"',
         f'{r}_cmp: " = " | " != " | " < " | " <= " | " > " | " >= "',
-        f"{r}_expr: " + _upto(f"{r}_term", f'(" + " | " - ") {r}_term', n["terms"] - 1),
-        f"{r}_term: " + _upto(f"{r}_atom", f'(" * " | " / ") {r}_atom', n["terms"] - 1),
+        f"{r}_expr: " + _seq(f"{r}_term", '(" + " | " - ")', n["terms"]),
+        f"{r}_term: " + _seq(f"{r}_atom", '(" * " | " / ")', n["terms"]),
         f'{r}_atom: {r}_column | {r}_literal | {r}_agg | "(" {r} ")"',
         f'{r}_agg: {r}_fn "(" "DISTINCT "? {r}_expr ")" | "COUNT" "(" "*" ")"',
         f'{r}_fn: "COUNT" | "SUM" | "AVG" | "MIN" | "MAX"',
