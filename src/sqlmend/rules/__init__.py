@@ -83,11 +83,21 @@ def precision_file() -> Path:
 
 
 def measured() -> dict[str, Any]:
-    """Return the stored measurements (``{"rules": {code: {...}}, ...}``; empty when none)."""
+    """Return the stored measurements (``{"rules": {code: {...}}, ...}``; empty when none).
+
+    The file is read once per version (its path, size and modification time), not per query.
+    """
     path = precision_file()
-    if not path.exists():
+    try:
+        st = path.stat()
+    except FileNotFoundError:
         return {}
-    return json.loads(path.read_text())
+    return _read_measured(str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=8)
+def _read_measured(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    return json.loads(Path(path).read_text())
 
 
 def effective_severity(rule: Rule, measurements: dict[str, Any] | None = None) -> str:
