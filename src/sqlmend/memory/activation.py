@@ -30,22 +30,23 @@ ast = sql.ast
 _STRING_PREDICATES = (ast.EQ, ast.NEQ, ast.Like, ast.ILike)
 
 
-def observe(db: Any, current_sql: str) -> list[dict[str, Any]]:
+def observe(db: Any, current_sql: str, tree: Any = None) -> list[dict[str, Any]]:
     """Automatic observations of the current SQL's string predicates and scalar transforms (§3.3.2).
 
     Args:
         db: the open database.
         current_sql: s_cur.
+        tree: ``current_sql`` already parsed (read, not changed), to spare a parse.
 
     Returns:
         One observation per string comparison: column, operator, literal, rows it
         matches, stored case/space variants; and one per scalar function on a column.
     """
-    dialect = getattr(db, "dialect", "sqlite")
-    try:
-        tree = sql.parse(current_sql, dialect=dialect)
-    except SqlmendError:
-        return []
+    if tree is None:
+        try:
+            tree = sql.parse(current_sql, dialect=getattr(db, "dialect", "sqlite"))
+        except SqlmendError:
+            return []
     resolver = sql.Resolver(tree)
     out = []
     for pred in tree.find_all(*_STRING_PREDICATES):

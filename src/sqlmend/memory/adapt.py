@@ -28,7 +28,8 @@ from sqlmend.memory.kinds.base import Activation, Adaptation
 __all__ = ["Adaptation", "adapt_mechanical", "adapt_model"]
 
 
-def adapt_mechanical(current_sql: str, activations: list[Activation], dialect: str = "sqlite") -> Adaptation:
+def adapt_mechanical(current_sql: str, activations: list[Activation], dialect: str = "sqlite",
+                     tree: Any = None) -> Adaptation:
     """Apply every activated mechanical item to the current SQL in one rewrite.
 
     Each item is bound to the tree as its earlier items left it (its kind's
@@ -38,14 +39,18 @@ def adapt_mechanical(current_sql: str, activations: list[Activation], dialect: s
         current_sql: s_cur.
         activations: the activated mechanical items.
         dialect: the SQL dialect.
+        tree: ``current_sql`` already parsed (copied before any edit), to spare a parse.
 
     Returns:
         The adaptation; ``candidate`` None when nothing could be bound.
     """
-    try:
-        tree = sql.parse(current_sql, dialect=dialect)
-    except SqlmendError as e:
-        return Adaptation(None, "none", note=f"current SQL does not parse: {e}")
+    if tree is not None:
+        tree = tree.copy()
+    else:
+        try:
+            tree = sql.parse(current_sql, dialect=dialect)
+        except SqlmendError as e:
+            return Adaptation(None, "none", note=f"current SQL does not parse: {e}")
     applied = []
     for act in activations:
         kind = kinds.get(act.candidate.item.kind)

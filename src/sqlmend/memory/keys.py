@@ -13,6 +13,8 @@ insertion context (the clause it goes into).
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlmend import sql
 from sqlmend.errors import SqlmendError
 
@@ -30,20 +32,22 @@ def _clause(node) -> str:
     return "other"
 
 
-def sql_keys(text: str, dialect: str = "sqlite") -> set[str]:
+def sql_keys(text: str, dialect: str = "sqlite", tree: Any = None) -> set[str]:
     """Return the structural keys K(s) of one SQL.
 
     Args:
         text: the SQL.
         dialect: its dialect.
+        tree: ``text`` already parsed (read, not changed), to spare a parse.
 
     Returns:
         The keys (empty when the SQL does not parse).
     """
-    try:
-        tree = sql.parse(text, dialect=dialect)
-    except SqlmendError:
-        return set()
+    if tree is None:
+        try:
+            tree = sql.parse(text, dialect=dialect)
+        except SqlmendError:
+            return set()
     resolver = sql.Resolver(tree)
     column_name = resolver.column_name
     keys = {f"table:{t.lower()}" for t in resolver.tables().values()}

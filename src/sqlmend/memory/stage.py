@@ -137,7 +137,8 @@ class MemoryStage(StageBase):
         if embedder is not None and any(m.vector for m in items):
             vecs = embed(embedder, [ctx.task.question], usage)
             qvec = vecs[0] if vecs else None
-        keys = sql_keys(ctx.sql, ctx.dialect)
+        tree = ctx.tree()
+        keys = sql_keys(ctx.sql, ctx.dialect, tree)
         candidates = retrieve(items, keys, qvec, s.budget)
         trace.detail["retrieved"] = [{"id": c.item.id, "kind": c.item.kind, "channel": c.channel,
                                       "score": round(c.score, 4)} for c in candidates]
@@ -145,7 +146,7 @@ class MemoryStage(StageBase):
             trace.note = "no related memory item"
             return
         result, _ = ctx.execute()
-        observations = observe(ctx.db, ctx.sql)
+        observations = observe(ctx.db, ctx.sql, tree)
         acts: list[Activation] = [check_mechanical(c, ctx.task.question, keys, observations, ctx.db, ctx.sql,
                                                    result, s.verify) for c in candidates if c.item.mechanical]
         general = [c for c in candidates if not c.item.mechanical]
@@ -161,7 +162,8 @@ class MemoryStage(StageBase):
         if backend is not None and (not s.local or any(not a.candidate.item.mechanical for a in active)):
             adaptation = adapt_model(backend, ctx.task.question, ctx.sql, active, observations, usage, s.local)
         else:
-            adaptation = adapt_mechanical(ctx.sql, [a for a in active if a.candidate.item.mechanical], ctx.dialect)
+            adaptation = adapt_mechanical(ctx.sql, [a for a in active if a.candidate.item.mechanical],
+                                          ctx.dialect, tree)
         trace.detail["how"] = adaptation.how
         trace.detail["applied"] = adaptation.applied
         for a in active:
