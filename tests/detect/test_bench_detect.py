@@ -24,8 +24,39 @@ def test_bench_detect_scores_the_seeded_sample(tmp_path, data_dir, tiny_detector
     assert report["questions"] == len(wanted)
     assert {k.split(":", 1)[1] for k in report["labels"]} <= set(wanted)
     assert {k.split(":", 1)[0] for k in report["labels"]} == {"codes-1b", "din-sql_gpt-4"}
-    assert set(report["table"]) == {f"{d} / {s}" for d in ("model", "static", "static+model")
+    assert set(report["table"]) == {f"{d} / {s}" for d in ("model", "static", "static+model", "verifier",
+                                                           "static+verifier", "combined")
                                     for s in ("all", "gold-clean")}
+    assert set(report["auroc"]) == {"model", "static", "verifier", "combined"}
+    assert set(report["seconds"]) >= {"model", "static", "verifier", "combined"}
     n = report["table"]["model / all"]
     assert n["tp"] + n["fp"] + n["fn"] + n["tn"] == len(report["labels"])
     assert "| model / all |" in r.output
+
+
+def test_bench_detect_samples_predictions_and_runs_the_prompted_baseline(data_dir, tiny_detector):
+    from sqlmend.bench.detect import bench_detect
+    from sqlmend.detect.combine import Combiner
+    from sqlmend.detect.prompted import PromptedDetector
+    from sqlmend.llm.replay import ReplayBackend
+    from sqlmend.search.verifier import FeatureVerifier
+
+    folder, _ = tiny_detector
+    from sqlmend.detect.detector import ErrorTokenDetector
+
+    det = ErrorTokenDetector.from_dir(folder, mode="one_pass")
+    files = [data_dir / "predictions" / "spider-dev" / f for f in ("codes-1b.sql", "gpt-4_zero-shot.sql")]
+    answers = ['{"errors": ["condition_error"]}', '{"errors": []}', '{"errors": ["not_a_type"]}']
+    asker = PromptedDetector(ReplayBackend(mode="queue", answers=answers))
+    r = bench_detect(det, files, limit=30, seed=1, progress=False, predictions=14, verifier=FeatureVerifier(),
+                     combiner=Combiner.load(), prompted=asker, prompted_n=3)
+    assert r["predictions"] == len(r["labels"]) <= 14
+    sample = r["table"]["prompted / prompted-sample"]
+    assert sample["tp"] + sample["fp"] + sample["fn"] + sample["tn"] == 3
+    assert sample["tp"] + sample["fp"] == 1  # one readable error; an unknown id counts as no error
+    said = [v for k, v in r["results"].items() if k.startswith("prompted:")]
+    assert len(said) == 3 and any("condition_error" in v["raw"] for v in said)
+    wrong = sum(r["labels"].values())
+    assert sum(row["n"] for row in r["kinds"].values()) == wrong
+    p_correct = [v["p_correct"] for k, v in r["results"].items() if not k.startswith("prompted:")]
+    assert all(p is not None and 0 <= p <= 1 for p in p_correct)

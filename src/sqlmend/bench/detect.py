@@ -16,8 +16,13 @@ from typing import Any
 
 def bench_detect(detector: Any, files: list[Path], limit: int | None = None, seed: int = 0,
                  static: bool = True, data_root: str | Path | None = None,
-                 progress: bool = True) -> dict[str, Any]:
-    """Score a detector on prediction files of Spider dev.
+                 progress: bool = True, predictions: int | None = None, verifier: Any = None,
+                 combiner: Any = None, prompted: Any = None, prompted_n: int | None = None) -> dict[str, Any]:
+    """Score detectors side by side on prediction files of Spider dev.
+
+    Each detector runs in its own pass over the same predictions, so each has its own
+    seconds per query: the error-token model (structure + forward passes), the static
+    rules, the verifier alone (execution + rules + features), the prompted model.
 
     Args:
         detector: an :class:`~sqlmend.detect.detector.ErrorTokenDetector`.
@@ -26,61 +31,155 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
             (:func:`sqlmend.bench.sampling.seeded_sample`; questions without a database
             are then left out); None: every question.
         seed: the sample's seed.
-        static: also score the static rules and static-then-model.
+        static: also score the static rules and static-or-model.
         data_root: the folder holding ``spider/``.
         progress: show progress bars.
+        predictions: a seeded sample of this many predictions among all those of the files
+            (of the ``limit`` questions), instead of every one.
+        verifier: a :class:`~sqlmend.search.verifier.FeatureVerifier`: score it as a detector
+            (needs ``combiner`` for its threshold).
+        combiner: a :class:`~sqlmend.detect.combine.Combiner` (thresholds fitted on Spider train):
+            the verifier's threshold, static-or-verifier and the combined score.
+        prompted: a :class:`~sqlmend.detect.prompted.PromptedDetector`, run on a seeded
+            ``prompted_n`` of the scored predictions (all when None).
+        prompted_n: see ``prompted``.
 
     Returns:
-        ``table`` (``"<detector> / <all|gold-clean>"`` -> metrics), ``per_system``, ``auroc``,
-        ``questions``, ``suspects``, ``labels``, ``results`` (per prediction), ``wrong``.
+        ``table`` (``"<detector> / <all|gold-clean|prompted-sample>"`` -> metrics), ``per_system``,
+        ``auroc`` (per detector and subset), ``seconds`` (per query, per detector), ``kinds``
+        (recall per judgeable error kind), ``questions``, ``suspects``, ``labels``, ``results``, ``wrong``.
     """
+    import time
+
     from sqlmend.bench.datasets import load_dataset
+    from sqlmend.bench.errorkind import KINDS, error_kind
     from sqlmend.bench.evaluate import evaluate
     from sqlmend.bench.metrics import detection_metrics, labels_from_report
     from sqlmend.bench.predictions import load_predictions
     from sqlmend.bench.sampling import seeded_sample
     from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.db import connect
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.calibrate import auroc
 
     ds = load_dataset("spider-dev", data_root=data_root)
     qids = [t.question_id for t in seeded_sample(ds.tasks, limit, seed) if ds.db_path(t.db_id)]
-    suspects = set(gold_suspects(ds, qids))
-    items, labels = [], {}
+    items, by_file = [], {}
     for path in files:
-        preds = load_predictions(path, ds)
-        sub = {q: preds[q] for q in qids if q in preds}
+        preds = by_file[path.stem] = load_predictions(path, ds)
+        items += [Item(f"{path.stem}:{q}", q, ds.task(q).db_id, ds.task(q).question, preds[q])
+                  for q in qids if q in preds]
+    items = seeded_sample(items, predictions, seed)
+    chosen = {it.key for it in items}
+    qids = sorted({it.question_id for it in items}, key=qids.index)
+    suspects = set(gold_suspects(ds, qids))
+    labels: dict[str, bool] = {}
+    for path in files:
+        sub = {it.question_id: it.sql for it in items if it.key.startswith(path.stem + ":")}
+        if not sub:
+            continue
         report = evaluate(ds, sub, progress=False, label=path.stem)
         for qid, wrong in labels_from_report(report).items():
-            if qid in sub:  # the report also judges the questions left out of the sample
+            if f"{path.stem}:{qid}" in chosen:
                 labels[f"{path.stem}:{qid}"] = wrong
-        items += [Item(f"{path.stem}:{q}", q, ds.task(q).db_id, ds.task(q).question, sql) for q, sql in sub.items()]
     items = [it for it in items if it.key in labels]
-    results = {j.key: j for j in judge(items, lambda d: ds.db_path(d), detector, static=static, progress=progress)}
-    flags = {
-        "model": {k: [t for t, _ in j.model_types] for k, j in results.items()},
-        "static": {k: j.static_types for k, j in results.items()},
-        "static+model": {k: j.static_types + [t for t, _ in j.model_types] for k, j in results.items()},
-    }
-    if not static:
-        flags = {"model": flags["model"]}
+    n = len(items) or 1
+    seconds: dict[str, float] = {}
+
+    def timed(name: str, **kw: Any) -> dict[str, Any]:
+        start = time.perf_counter()
+        out = {j.key: j for j in judge(items, lambda d: ds.db_path(d), progress=progress, **kw)}
+        seconds[name] = round((time.perf_counter() - start) / n, 4)
+        return out
+
+    results = timed("model", detector=detector)
+    if static:
+        for k, j in timed("static", static=True).items():
+            results[k].static_codes, results[k].static_types = j.static_codes, j.static_types
+    if verifier is not None:
+        for k, j in timed("verifier", verifier=verifier).items():
+            results[k].p_correct = j.p_correct
+    # what each combination costs: its parts (the verifier's pass runs the rules it reads)
+    seconds["static+model"] = round(seconds["model"] + seconds.get("static", 0.0), 4)
+    if verifier is not None:
+        seconds["static+verifier"] = seconds["verifier"]
+        seconds["combined"] = round(seconds["model"] + seconds["verifier"], 4)
+    model = {k: [t for t, _ in j.model_types] for k, j in results.items()}
+    flags: dict[str, dict[str, Any]] = {"model": model}
+    scores: dict[str, dict[str, float]] = {
+        "model": {k: 1 - j.p_no_error for k, j in results.items() if j.p_no_error is not None}}
+    if static:
+        flags["static"] = {k: j.static_types for k, j in results.items()}
+        flags["static+model"] = {k: j.static_types + model[k] for k, j in results.items()}
+        scores["static"] = {k: float(len(j.static_types)) for k, j in results.items()}
+    if verifier is not None and combiner is not None:
+        from sqlmend.detect.combine import feature_row
+
+        flags["verifier"] = {k: combiner.verifier_flags(j.p_correct) for k, j in results.items()}
+        scores["verifier"] = {k: 1 - j.p_correct for k, j in results.items() if j.p_correct is not None}
+        if static:
+            flags["static+verifier"] = {k: bool(j.static_types) or flags["verifier"][k] for k, j in results.items()}
+            rows = {k: feature_row(j.p_no_error, j.p_correct, j.static_types) for k, j in results.items()}
+            flags["combined"] = {k: combiner.flags(r) for k, r in rows.items()}
+            scores["combined"] = {k: combiner.score(r) for k, r in rows.items()}
     clean = {k: v for k, v in labels.items() if k.split(":", 1)[1] not in suspects}
+    subsets = {"all": labels, "gold-clean": clean}
+    if prompted is not None:
+        sample = seeded_sample(items, prompted_n, seed)
+        start = time.perf_counter()
+        said = {j.key: j for j in judge(sample, lambda d: ds.db_path(d), prompted, progress=progress, batch_size=1)}
+        seconds["prompted"] = round((time.perf_counter() - start) / (len(sample) or 1), 4)
+        flags["prompted"] = {k: [t for t, _ in j.model_types] for k, j in said.items()}
+        scores["prompted"] = {k: float(bool(v)) for k, v in flags["prompted"].items()}
+        subsets["prompted-sample"] = {k: labels[k] for k in said}
+        results.update({f"prompted:{k}": j for k, j in said.items()})
     table = {}
     for name, f in flags.items():
-        for subset, truth in (("all", labels), ("gold-clean", clean)):
+        for subset, truth in subsets.items():
+            if name == "prompted" and subset != "prompted-sample":
+                continue
             m = detection_metrics({k: v for k, v in f.items() if k in truth}, truth).overall
             table[f"{name} / {subset}"] = m.to_dict()
+    auc: dict[str, dict[str, float | None]] = {}
+    for name, sc in scores.items():
+        for subset, truth in subsets.items():
+            keys = [k for k in truth if k in sc]
+            if keys and (name != "prompted" or subset == "prompted-sample"):
+                auc.setdefault(name, {})[subset] = auroc([1 - sc[k] for k in keys], [truth[k] for k in keys])
     per_system = {}
     for path in files:
         truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
-        per_system[path.stem] = detection_metrics({k: flags["model"][k] for k in truth}, truth).overall.to_dict()
-    auc = {}
-    for subset, truth in (("all", labels), ("gold-clean", clean)):
-        keys = [k for k in truth if results[k].p_no_error is not None]
-        auc[subset] = auroc([results[k].p_no_error for k in keys], [truth[k] for k in keys])
-    return {"table": table, "per_system": per_system, "auroc": auc, "questions": len(qids),
-            "suspects": sorted(suspects), "labels": labels, "wrong": sum(labels.values()),
-            "results": {k: j.to_dict() for k, j in results.items()}}
+        per_system[path.stem] = {name: detection_metrics({k: flags[name][k] for k in truth}, truth).overall.to_dict()
+                                 for name in ("model", "combined") if name in flags}
+    kinds = _kind_recall(ds, items, labels, flags, KINDS, error_kind, connect)
+    return {"table": table, "per_system": per_system, "auroc": auc, "seconds": seconds, "kinds": kinds,
+            "questions": len(qids), "predictions": len(labels), "suspects": sorted(suspects), "labels": labels,
+            "wrong": sum(labels.values()), "results": {k: j.to_dict() for k, j in results.items()}}
+
+
+def _kind_recall(ds: Any, items: list, labels: dict[str, bool], flags: dict[str, dict[str, Any]],
+                 kinds: tuple[str, ...], error_kind: Any, connect: Any) -> dict[str, Any]:
+    """Per judgeable error kind of the wrong predictions: how many, and the share each detector flags."""
+    kind_of: dict[str, str | None] = {}
+    schemas: dict[str, Any] = {}
+    for it in items:
+        if not labels.get(it.key):
+            continue
+        if it.db_id not in schemas:
+            db = connect(ds.db_path(it.db_id))
+            schemas[it.db_id] = db.schema()
+            db.close()
+        kind_of[it.key] = error_kind(it.sql, ds.task(it.question_id).gold, schemas[it.db_id])
+    out: dict[str, Any] = {}
+    for kind in (*kinds, None):
+        keys = [k for k, v in kind_of.items() if v == kind]
+        row: dict[str, Any] = {"n": len(keys)}
+        for name, f in flags.items():
+            judged = [k for k in keys if k in f]
+            if judged:
+                row[name] = round(100 * sum(bool(f[k]) for k in judged) / len(judged), 2)
+        out[kind or "not judgeable"] = row
+    return out
 
 
 def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: int | None = None,

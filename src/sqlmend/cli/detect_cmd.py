@@ -62,18 +62,33 @@ def synth(
     asillm_predictions: Optional[Path] = typer.Option(
         None, help="Predictions of a system on the SAME training questions: its wrong ones are labelled "
                    "by the model of the 'synth' stage (AsiLLM); skipped with a message when none is configured."),
+    hard_negatives: int = typer.Option(0, help="Per question, up to N near-miss repair-search candidates of the "
+                                               "gold returning its rows (no_error) and N that do not (errors)."),
+    type_weights: Optional[Path] = typer.Option(
+        None, help="JSON {error kind or type: weight}, or a `bench detect --json` report (the kinds of the real "
+                   "wrong predictions): draw the error types to perturb with these weights."),
     data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
     quiet: bool = QUIET,
 ) -> None:
-    """Synthesize detector training data from gold SQL: execution-verified perturbations + gold as no_error."""
+    """Synthesize detector training data from gold SQL: execution-verified perturbations + gold as no_error.
+
+    \b
+    Example (hard negatives, error types weighed like the real wrong predictions):
+      sqlmend synth --limit 2500 --hard-negatives 1 --type-weights runs/detector/bench.json --out runs/detector/synth-hard.jsonl
+    """
     from sqlmend.synth import label_distribution, synthesize
 
     if "dev" in dataset or "test" in dataset:
         typer.secho(f"warning: {dataset} looks like evaluation data; train only on training questions",
                     err=True, fg=typer.colors.YELLOW)
+    weights = None
     try:
         ds = load_dataset(dataset, data_root=data_root)
-    except SqlmendError as e:
+        if type_weights is not None:
+            from sqlmend.bench.errorkind import type_weights as read_weights
+
+            weights = read_weights(json.loads(type_weights.read_text()))
+    except (SqlmendError, ValueError, OSError) as e:
         _fail(e)
     tasks = [t for t in ds.tasks if t.gold]
     if limit and limit < len(tasks):
@@ -83,7 +98,7 @@ def synth(
     last = None
     for item in synthesize(tasks, lambda db_id: ds.db_path(db_id) or f"<missing database {db_id}>",
                            per_question=per_question, compose_rate=compose_rate, seed=seed,
-                           value_links=value_links):
+                           value_links=value_links, hard_negatives=hard_negatives, type_weights=weights):
         if isinstance(item, str):
             skipped.append(item)
             bar.update(1)
@@ -177,6 +192,93 @@ def train_detector(
                    f"n={result['n']})")
 
 
+def unseen_train_tasks(ds, verifier_questions: int = 4000, verifier_seed: int = 0, synth_limit: int = 2500,
+                       synth_seed: int = 0) -> list:
+    """Spider-train questions neither shipped model trained on.
+
+    The verifier trained on the first ``verifier_questions`` of the seeded shuffle
+    ``sqlmend train-verifier`` makes; the detector on the ``sqlmend synth --limit
+    synth_limit`` sample. Both selections are redone here with their recorded seeds.
+    """
+    with_db = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
+    shuffled = list(with_db)
+    random.Random(verifier_seed).shuffle(shuffled)
+    used = {t.question_id for t in shuffled[:verifier_questions]}
+    gold = [t for t in ds.tasks if t.gold]
+    used |= {t.question_id for t in random.Random(synth_seed).sample(gold, min(synth_limit, len(gold)))}
+    return [t for t in with_db if t.question_id not in used]
+
+
+def train_combiner(
+    questions: int = typer.Option(250, help="Unseen Spider-train questions used (a seeded sample)."),
+    seed: int = typer.Option(0, help="Seed of the sample, the perturbations and the folds."),
+    cases: Path = typer.Option(Path("runs/detector/combine-cases.jsonl"), help="The scored cases (JSONL; "
+                                                                              "reused when it exists)."),
+    out: Optional[Path] = typer.Option(None, help="Where to write the weights (default: the shipped "
+                                                  "src/sqlmend/detect/combine.json)."),
+    detector_dir: Optional[Path] = typer.Option(None, "--detector", help=_DETECTOR_HELP),
+    near: int = typer.Option(1, help="Near-miss search candidates of the gold per kind (same rows / other rows)."),
+    threads: int = typer.Option(1, help="CPU threads."),
+    quiet: bool = QUIET,
+) -> None:
+    """Fit the detector + verifier + static-rules combination on Spider TRAIN (never dev).
+
+    Cases: for each sampled training question that neither the shipped detector nor the
+    shipped verifier trained on, its gold (correct), two rule perturbations (wrong) and
+    near-miss search candidates of the gold (same rows: correct; other rows: wrong). Each is
+    scored by the three signals; a balanced logistic regression combines them; thresholds
+    (the combination's and the verifier's alone) maximize F1 on cross-validated scores.
+
+    Example: sqlmend train-combiner --questions 250 --cases runs/detector/combine-cases.jsonl
+    """
+    import datetime as _dt
+
+    from sqlmend.db import connect
+    from sqlmend.detect import combine
+    from sqlmend.detect.batch import Item, judge
+    from sqlmend.detect.detector import ErrorTokenDetector
+    from sqlmend.search.verifier import WEIGHTS, FeatureVerifier
+    from sqlmend.synth.hard import cases as hard_cases
+
+    _threads(threads)
+    ds = load_dataset("spider-train")
+    if not cases.exists():
+        from sqlmend.bench.sampling import seeded_sample
+
+        tasks = seeded_sample(unseen_train_tasks(ds), questions, seed)
+        rows: list[dict] = []
+        for t in tqdm(tasks, desc="cases", unit="question", disable=quiet):
+            db = connect(ds.db_path(t.db_id))
+            try:
+                rows += hard_cases(t, db, random.Random(f"{seed}:{t.question_id}"), near=near)
+            except SqlmendError as e:
+                tqdm.write(f"{t.question_id}: skipped ({e})")
+            finally:
+                db.close()
+        folder = _reading_dir(detector_dir)
+        det = ErrorTokenDetector.from_dir(folder, mode="one_pass")
+        items = [Item(str(i), r["qid"], r["db_id"], r["question"], r["sql"], r.get("evidence") or "")
+                 for i, r in enumerate(rows)]
+        for r, j in zip(rows, judge(items, lambda d: ds.db_path(d), det, static=True, progress=not quiet,
+                                    verifier=FeatureVerifier())):
+            r.update(p_no_error=j.p_no_error, p_correct=j.p_correct, static_types=j.static_types, failure=j.error)
+        cases.parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(cases, rows)
+    rows = [r for r in read_jsonl(cases) if not r.get("failure")]
+    spec = combine.fit([combine.feature_row(r["p_no_error"], r["p_correct"], r["static_types"]) for r in rows],
+                       [not r["correct"] for r in rows], [r["qid"] for r in rows], seed=seed)
+    spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": "spider-train",
+                             "verifier": combine.fingerprint(WEIGHTS),
+                             "kinds": {k: sum(r["kind"].split(":")[0] == k for r in rows)
+                                       for k in ("gold", "rule", "near")},
+                             "command": f"sqlmend train-combiner --questions {questions} --seed {seed} "
+                                        f"--near {near}"})
+    target = out or combine.WEIGHTS
+    target.write_text(json.dumps(spec, indent=1) + "\n")
+    typer.echo(json.dumps(spec, indent=1))
+    typer.echo(f"wrote {target}")
+
+
 def detect(
     sql: str = typer.Option(None, "--sql", help="The SQL to check."),
     question: str = typer.Option(None, "--question", "-q", help="The question it answers."),
@@ -266,15 +368,31 @@ def bench_detect(
     predictions: Optional[list[Path]] = typer.Option(None, "--pred", help="Prediction files (default: the five shared Spider-dev files)."),
     limit: Optional[int] = typer.Option(None, help="Score a seeded sample of this many dev questions (all when "
                                                    "omitted); sampled questions without a database are left out."),
-    seed: int = typer.Option(0, help="Seed of the question sample."),
+    sample_predictions: Optional[int] = typer.Option(
+        None, "--predictions", help="Score a seeded sample of this many predictions among all those of the files "
+                                    "(e.g. 1000 of the 4,860)."),
+    seed: int = typer.Option(0, help="Seed of the question and prediction samples."),
     mode: str = typer.Option("one_pass", help="one_pass | decode."),
-    static: bool = typer.Option(True, help="Also score the static rules and static-then-model."),
+    static: bool = typer.Option(True, help="Also score the static rules and static-or-model."),
+    verifier: bool = typer.Option(True, help="Also score the repair-search verifier used as a detector, "
+                                             "static-or-verifier and the combination (thresholds from --combine)."),
+    combine: Optional[Path] = typer.Option(None, help="Combination weights and thresholds (default: the shipped "
+                                                      "detect/combine.json, fitted on Spider train)."),
+    prompted: int = typer.Option(0, help="Also run the prompted SmolLM2 baseline (JSON answer under constrained "
+                                         "decoding) on a seeded sample of this many of the scored predictions "
+                                         "(0: not run; slow on a CPU)."),
     data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
     out: Optional[Path] = typer.Option(None, "--json", help="Write all figures and per-item results as JSON."),
     threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
     quiet: bool = QUIET,
 ) -> None:
-    """D-Precision/Recall/Accuracy/F1 of the detector on Spider-dev predictions vs execution correctness."""
+    """Detectors side by side on Spider-dev predictions vs execution correctness: D-Precision/Recall/Accuracy/F1,
+    AUROC, recall per judgeable error kind, seconds per query.
+
+    \b
+    Example (the measurement of docs/benchmarks.md):
+      sqlmend bench detect --predictions 1000 --prompted 200 --json runs/detector/bench.json
+    """
     from sqlmend.bench.detect import bench_detect as run
     from sqlmend.bench.predictions import shared_prediction_files
     from sqlmend.detect.detector import ErrorTokenDetector
@@ -283,21 +401,48 @@ def bench_detect(
     try:
         files = predictions or shared_prediction_files(data_root=data_root)
         det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode=mode)
-        r = run(det, files, limit=limit, seed=seed, static=static, data_root=data_root, progress=not quiet)
+        ver = comb = asker = None
+        if verifier:
+            from sqlmend.detect.combine import Combiner
+            from sqlmend.search.verifier import FeatureVerifier
+
+            from sqlmend.search.verifier import WEIGHTS
+
+            ver, comb = FeatureVerifier(), Combiner.load(combine)
+            if not comb.fitted_with(WEIGHTS):
+                typer.secho("warning: the combination was fitted with other verifier weights; its thresholds "
+                            "may not fit (run `sqlmend train-combiner`)", err=True, fg=typer.colors.YELLOW)
+        if prompted:
+            from sqlmend.detect.prompted import PromptedDetector
+            from sqlmend.llm.local import TransformersBackend
+
+            asker = PromptedDetector(TransformersBackend(device="cpu", constrain=True), max_tokens=48)
+        r = run(det, files, limit=limit, seed=seed, static=static, data_root=data_root, progress=not quiet,
+                predictions=sample_predictions, verifier=ver, combiner=comb, prompted=asker,
+                prompted_n=prompted or None)
     except SqlmendError as e:
         _fail(e)
     typer.echo(f"{len(r['labels'])} predictions ({r['wrong']} wrong) of {r['questions']} questions, {len(files)} "
                f"systems; {len(r['suspects'])} gold-suspect questions; mode={mode}, threshold={det.threshold:.4f}")
-    typer.echo("| detector / questions | n | D-Precision | D-Recall | D-Accuracy | D-F1 |")
-    typer.echo("| --- | --- | --- | --- | --- | --- |")
+    typer.echo("| detector / questions | n | D-Precision | D-Recall | D-Accuracy | D-F1 | AUROC | s / query |")
+    typer.echo("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, m in r["table"].items():
+        detector, subset = name.split(" / ")
+        auc = r["auroc"].get(detector, {}).get(subset)
+        secs = r["seconds"].get(detector, 0.0)
         typer.echo(f"| {name} | {m['tp'] + m['fp'] + m['fn'] + m['tn']} | {m['precision']} | {m['recall']} | "
-                   f"{m['accuracy']} | {m['f1']} |")
-    typer.echo("\nAUROC of 1 - P(no_error): " + ", ".join(
-        f"{k} {v:.3f}" if v is not None else f"{k} n/a" for k, v in r["auroc"].items()))
-    typer.echo("\nmodel alone, per system (all questions):")
-    for name, m in r["per_system"].items():
-        typer.echo(f"| {name} | {m['precision']} | {m['recall']} | {m['accuracy']} | {m['f1']} |")
+                   f"{m['accuracy']} | {m['f1']} | {'n/a' if auc is None else f'{auc:.3f}'} | {secs:.3f} |")
+    typer.echo("\nrecall (%) per judgeable error kind of the wrong predictions (the diff against the gold in one "
+               "clause family):")
+    names = [n for n in r["kinds"].get("attribute", {}) if n != "n"]
+    typer.echo("| kind | n | " + " | ".join(names) + " |")
+    typer.echo("| --- | --- |" + " --- |" * len(names))
+    for kind, row in r["kinds"].items():
+        typer.echo(f"| {kind} | {row['n']} | " + " | ".join(str(row.get(n, "")) for n in names) + " |")
+    typer.echo("\nper system (all questions; P / R / Acc / F1):")
+    for name, per in r["per_system"].items():
+        typer.echo(f"| {name} | " + " | ".join(f"{d}: {m['precision']} / {m['recall']} / {m['accuracy']} / {m['f1']}"
+                                               for d, m in per.items()) + " |")
     if out:
         out.write_text(json.dumps({k: v for k, v in r.items() if k != "wrong"}, indent=1))
 
@@ -337,6 +482,7 @@ def register(app: typer.Typer) -> None:
     app.command("synth")(synth)
     app.command("train-detector")(train_detector)
     app.command("detect")(detect)
+    app.command("train-combiner")(train_combiner)
     from sqlmend.cli import bench_app
 
     bench_app.command("detect")(bench_detect)

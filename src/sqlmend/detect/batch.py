@@ -29,19 +29,22 @@ class Judgement:
     key: str
     model_types: list[tuple[str, float]] = field(default_factory=list)
     p_no_error: float | None = None
+    p_correct: float | None = None  # the repair-search verifier's P(correct) of the query alone
     static_codes: list[str] = field(default_factory=list)
     static_types: list[str] = field(default_factory=list)
     error: str | None = None  # a per-item failure (missing database, ...)
+    raw: str = ""  # the detector's raw answer (error tokens, or a prompted model's text)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "model_types": [[t, round(s, 4)] for t, s in self.model_types],
-                "p_no_error": self.p_no_error, "static_codes": self.static_codes,
-                "static_types": self.static_types, "error": self.error}
+                "p_no_error": self.p_no_error, "p_correct": self.p_correct, "static_codes": self.static_codes,
+                "static_types": self.static_types, "error": self.error, "raw": self.raw}
 
 
 def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = None, static: bool = False,
-          progress: bool = True, total: int | None = None, batch_size: int = 8) -> list[Judgement]:
-    """Judge items with the error-token detector and/or the static rules.
+          progress: bool = True, total: int | None = None, batch_size: int = 8,
+          verifier: Any = None) -> list[Judgement]:
+    """Judge items with the error-token detector, the static rules and/or the search verifier.
 
     Items are grouped by database so that each is opened (and its samples and
     value index read) once; identical SQL of the same question is judged once;
@@ -55,6 +58,8 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
         progress: show a progress bar.
         total: the number of items, for the bar.
         batch_size: queries per forward pass of the detector.
+        verifier: a :class:`~sqlmend.search.verifier.FeatureVerifier`: also its P(correct) of each
+            query alone (``p_correct``; the static rules' findings are among its features).
 
     Returns:
         One :class:`Judgement` per item, in input order.
@@ -76,7 +81,7 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
         many = getattr(detector, "detect_many", None)
         dets = many(inputs, batch_size) if many else [detector.detect_context(*x) for x in inputs]
         for (j, _), det in zip(pending, dets):
-            j.model_types, j.p_no_error = det.types, det.p_no_error
+            j.model_types, j.p_no_error, j.raw = det.types, det.p_no_error, det.raw or ""
         pending.clear()
 
     try:
@@ -96,12 +101,15 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
                     db = connect(db_path(it.db_id))
                     open_db = (it.db_id, db, structure.sample_values(db), db.value_index())
                 _, db, samples, vi = open_db
-                if static:
+                if static or verifier is not None:
                     from sqlmend import rules
 
                     found = rules.check(db, it.sql, it.question)
-                    j.static_codes = [f.code for f in found]
-                    j.static_types = list(dict.fromkeys(f.error_type for f in found))
+                    if static:
+                        j.static_codes = [f.code for f in found]
+                        j.static_types = list(dict.fromkeys(f.error_type for f in found))
+                    if verifier is not None:
+                        j.p_correct = verifier.p_correct(db, it.sql, it.question, it.evidence, found, vi)
                 if detector is not None:
                     ctx = structure.describe(db, it.question, it.sql, samples=samples, value_index=vi)
                     pending.append((j, (it.question, ctx.to_dict(), it.sql, it.evidence)))

@@ -46,11 +46,13 @@ class PromptedDetector:
     Args:
         backend: an ``sqlmend.llm`` backend (``chat(messages, schema=...)``).
         stage: the stage name logged with each call.
+        max_tokens: the most tokens of one answer (None: the backend's default).
     """
 
-    def __init__(self, backend: Any, stage: str = "detector"):
+    def __init__(self, backend: Any, stage: str = "detector", max_tokens: int | None = None):
         self.backend = backend
         self.stage = stage
+        self.max_tokens = max_tokens
 
     def detect_context(self, question: str, context: dict[str, str], sql_text: str = "",
                        evidence: str = "") -> Detection:
@@ -63,7 +65,9 @@ class PromptedDetector:
                                      context.get("ast", ""), context.get("exec", ""), evidence=evidence)
         content = prompts.render(prompt_template("self_detect"), types=type_list(), input=x.strip())
         try:
-            res = self.backend.chat([{"role": "user", "content": content}], schema=ErrorList, stage=self.stage)
+            options = {"max_tokens": self.max_tokens} if self.max_tokens else None
+            res = self.backend.chat([{"role": "user", "content": content}], options, schema=ErrorList,
+                                    stage=self.stage)
         except ModelError as e:
             return Detection(types=[], p_no_error=None, raw=f"model failed: {e}")
         types = known_types(res.parsed.errors if res.parsed is not None else [])

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from sqlmend.errors import ConfigError
-from sqlmend.search.engine import Executed
+from sqlmend.search.engine import Executed, SearchSettings, execute_original
 from sqlmend.search.features import FEATURE_NAMES, Featurizer
 from sqlmend.search.generators import SearchInput
 
@@ -102,6 +102,31 @@ class FeatureVerifier:
     def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed],
                   findings: list[Any] = ()) -> list[float]:
         return self.model.proba(self.vectors(inp, original, candidates, findings=findings)).tolist()
+
+    def p_correct(self, db: Any, sql_text: str, question: str, evidence: str = "", findings: list[Any] = (),
+                  value_index: Any = None) -> float:
+        """P(correct) of one query on its own, no search: the verifier used as a detector.
+
+        The query is parsed and run as the search runs an original (its time and row limits),
+        and scored from its features as the original of a search with no candidates.
+
+        Args:
+            db: the open database.
+            sql_text: the query.
+            question: the question it answers.
+            evidence: optional external knowledge.
+            findings: the static rules' findings on it (features ``o_findings``, ``o_strict``).
+            value_index: the database's value index (read from ``db`` when None).
+
+        Returns:
+            P(correct) in [0, 1].
+        """
+        limits = SearchSettings()
+        inp = SearchInput(question, db.schema(), value_index if value_index is not None else db.value_index(),
+                          evidence)
+        original = execute_original(db, sql_text, limits.timeout, limits.max_rows)
+        X = self.vectors(inp, original, [], getattr(db, "dialect", "sqlite"), findings)
+        return float(self.model.proba(X)[0])
 
 
 _ANSWER = re.compile(r"-?\d+")

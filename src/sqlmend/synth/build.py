@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable, Iterator
 
 from sqlmend import sql as sqlmod
@@ -35,7 +35,7 @@ class Example:
     question: str
     sql: str
     labels: list[str]  # taxonomy ids, ["no_error"] for a correct SQL
-    source: str  # gold | rule | asillm
+    source: str  # gold | rule | near | asillm
     operators: list[str] = field(default_factory=list)
     gold: str = ""
     context: dict[str, str] = field(default_factory=dict)  # qss / ast / exec texts
@@ -94,7 +94,8 @@ def perturb(gold: str, schema: Schema, db: Any, gold_result: ExecResult, rng: ra
 
 def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_rate: float = 0.3,
                seed: int = 0, samples_per_column: int = 2, value_links: bool = True,
-               timeout: float = 10.0) -> Iterator[Example | str]:
+               timeout: float = 10.0, hard_negatives: int = 0,
+               type_weights: dict[str, float] | None = None) -> Iterator[Example | str]:
     """Make training examples from the gold SQL of ``tasks``.
 
     Args:
@@ -106,6 +107,12 @@ def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_ra
         samples_per_column: sample values shown per text column in the QSS.
         value_links: link question values through the database's value index.
         timeout: time limit of each execution.
+        hard_negatives: per question, up to this many near-miss search candidates of the gold
+            that return the gold's rows (``no_error``, source ``near``) and as many that do not
+            (labelled with their generator's error types) (:func:`sqlmend.synth.hard.near_misses`).
+        type_weights: draw the error types to perturb with these weights (error-type id ->
+            weight, e.g. the mix of real wrong predictions) instead of uniformly; a type
+            missing here is drawn last.
 
     Yields:
         :class:`Example` objects, and a ``str`` message for each task that had to be skipped.
@@ -137,7 +144,10 @@ def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_ra
 
         yield example(gold, [taxonomy.NO_ERROR], "gold", [], gold_res)
         types = list(by_type)
-        rng.shuffle(types)
+        if type_weights:  # weighted sampling without replacement (Efraimidis-Spirakis keys)
+            types.sort(key=lambda t: -rng.random() ** (1 / max(type_weights.get(t, 0.0), 1e-9)))
+        else:
+            rng.shuffle(types)
         made: list[tuple[str, Operator]] = []
         for type_id in types:
             if len(made) >= per_question:
@@ -157,6 +167,14 @@ def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_ra
                     labels = sorted({first_op.error_type, op.error_type}, key=lambda t: taxonomy.get(t).slot)
                     yield example(text, labels, "rule", [first_op.name, op.name], res)
                 break
+        if hard_negatives > 0:
+            from sqlmend.synth.hard import near_misses
+
+            for cand, correct, found in near_misses(replace(task, gold=gold), db, gold_res, rng, hard_negatives):
+                if correct or found:
+                    yield example(cand.sql, [taxonomy.NO_ERROR] if correct else found, "near",
+                                  [f"near-{'same' if correct else 'other'}:{g}" for g in cand.generators],
+                                  cand.result)
     for db, _, _ in dbs.values():
         db.close()
 

@@ -1,0 +1,164 @@
+"""One error score from three signals: the error-token detector, the search verifier, the static rules.
+
+A logistic regression over ``[P(error) of the detector, 1 - P(correct) of the repair-search
+verifier (the query alone, :meth:`sqlmend.search.verifier.FeatureVerifier.p_correct`),
+any static-rule finding (0/1)]``, fitted on Spider TRAIN questions that neither the
+detector nor the verifier trained on (``sqlmend train-combiner``). Correct and wrong
+cases weigh the same in the fit and in the thresholds; each threshold is the one with the
+best F1 on cross-validated scores (grouped by question). The weights ship as
+``combine.json`` beside this module (a few hundred bytes); scoring needs no scikit-learn.
+
+The same file carries the threshold of the verifier alone used as a detector
+(``1 - P(correct) >= verifier_threshold`` flags), chosen the same way on the same cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from sqlmend.errors import ConfigError
+
+#: The shipped weights (written by ``sqlmend train-combiner``).
+WEIGHTS = Path(__file__).with_name("combine.json")
+
+#: The combination's inputs, in order.
+FEATURES = ("p_error", "v_wrong", "static")
+
+
+def feature_row(p_no_error: float | None, p_correct: float | None, static_types: Sequence[str]) -> list[float]:
+    """``[P(error), 1 - P(correct), static flag]`` of one query (a missing score counts 0.5)."""
+    return [1 - p_no_error if p_no_error is not None else 0.5,
+            1 - p_correct if p_correct is not None else 0.5,
+            float(bool(static_types))]
+
+
+class Combiner:
+    """The fitted combination (see the module doc)."""
+
+    def __init__(self, spec: dict[str, Any]):
+        if tuple(spec.get("features", ())) != FEATURES:
+            raise ConfigError(f"combination weights are for features {spec.get('features')}, not {FEATURES}; "
+                              "run `sqlmend train-combiner`")
+        self.spec = spec
+        self.coef = [float(c) for c in spec["coef"]]
+        self.intercept = float(spec["intercept"])
+        self.threshold = float(spec["threshold"])
+        self.verifier_threshold = float(spec["verifier_threshold"])
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "Combiner":
+        """The weights at ``path`` (default: the shipped ``combine.json``)."""
+        p = Path(path) if path else WEIGHTS
+        if not p.exists():
+            raise ConfigError(f"no combination weights at {p}; run `sqlmend train-combiner`")
+        return cls(json.loads(p.read_text()))
+
+    def score(self, row: Sequence[float]) -> float:
+        """P(error) of the combination for one :func:`feature_row`."""
+        z = self.intercept + sum(c * x for c, x in zip(self.coef, row))
+        return 1 / (1 + math.exp(-z))
+
+    def flags(self, row: Sequence[float]) -> bool:
+        """Whether the combination flags the query."""
+        return self.score(row) >= self.threshold
+
+    def fitted_with(self, verifier_weights: str | Path) -> bool:
+        """Whether the combination was fitted with these verifier weights (refit when not)."""
+        return self.spec.get("training", {}).get("verifier") == fingerprint(verifier_weights)
+
+    def verifier_flags(self, p_correct: float | None) -> bool:
+        """Whether the verifier alone flags the query (``1 - P(correct) >= verifier_threshold``)."""
+        return p_correct is not None and 1 - p_correct >= self.verifier_threshold
+
+
+def fingerprint(path: str | Path) -> str:
+    """A short hash of a weights file (the verifier the combination was fitted with)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+
+
+def balanced_weights(labels: Sequence[bool]) -> list[float]:
+    """Per-case weights making the wrong (True) and correct (False) cases weigh the same in all."""
+    pos = sum(labels) or 1
+    neg = (len(labels) - sum(labels)) or 1
+    return [len(labels) / (2 * pos) if y else len(labels) / (2 * neg) for y in labels]
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[bool],
+                   weights: Sequence[float] | None = None) -> dict[str, float]:
+    """The score threshold (flag when ``score >= t``) with the best weighted F1.
+
+    Returns:
+        ``{"threshold", "precision", "recall", "f1"}`` (weighted counts).
+    """
+    weights = list(weights) if weights is not None else [1.0] * len(scores)
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    pos = sum(w for w, y in zip(weights, labels) if y) or 1.0
+    tp = fp = 0.0
+    best = {"threshold": 1.0 + 1e-9, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+    for k, i in enumerate(order):
+        tp += weights[i] * labels[i]
+        fp += weights[i] * (not labels[i])
+        if k + 1 < len(order) and scores[order[k + 1]] == scores[i]:
+            continue
+        p, r = tp / (tp + fp), tp / pos
+        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        if f1 > best["f1"]:
+            best = {"threshold": scores[i], "precision": p, "recall": r, "f1": f1}
+    return best
+
+
+def fit(rows: Sequence[Sequence[float]], labels: Sequence[bool], groups: Sequence[str], folds: int = 5,
+        seed: int = 0) -> dict[str, Any]:
+    """Fit the combination and both thresholds on training cases.
+
+    Args:
+        rows: :func:`feature_row` per case.
+        labels: True when the case is wrong.
+        groups: the question of each case (a question's cases stay in one fold).
+        folds: cross-validation folds for the thresholds and the reported AUROCs.
+        seed: the fold split's seed.
+
+    Returns:
+        The spec written to ``combine.json``: ``features``, ``coef``, ``intercept``,
+        ``threshold``, ``verifier_threshold`` and ``training`` (cross-validated figures).
+    """
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    from sqlmend.detect.calibrate import auroc
+
+    X, y = np.asarray(rows, dtype=np.float64), np.asarray(labels, dtype=bool)
+    w = np.asarray(balanced_weights(list(y)))
+    cv = np.zeros(len(y))
+    uniq = sorted(set(groups))
+    folds = max(2, min(folds, len(uniq)))
+    rank = {g: i for i, g in enumerate(np.random.RandomState(seed).permutation(uniq))}
+    gid = np.asarray([rank[g] for g in groups])
+    for train, test in GroupKFold(n_splits=folds).split(X, y, gid):
+        model = LogisticRegression(C=1.0).fit(X[train], y[train], sample_weight=w[train])
+        cv[test] = model.predict_proba(X[test])[:, 1]
+    final = LogisticRegression(C=1.0).fit(X, y, sample_weight=w)
+    chosen = best_threshold(cv.tolist(), y.tolist(), w.tolist())
+    verifier = best_threshold(X[:, 1].tolist(), y.tolist(), w.tolist())
+
+    def auc(score):  # calibrate.auroc ranks 1 - its input
+        return auroc([1 - s for s in score], y.tolist())
+
+    return {"features": list(FEATURES), "coef": [round(float(c), 5) for c in final.coef_[0]],
+            "intercept": round(float(final.intercept_[0]), 5),
+            "threshold": round(chosen["threshold"], 5), "verifier_threshold": round(verifier["threshold"], 5),
+            "training": {"cases": len(y), "wrong": int(y.sum()), "questions": len(uniq), "folds": folds,
+                         "weighting": "balanced (correct and wrong weigh the same)",
+                         "cv_auroc": {"detector": auc(X[:, 0].tolist()), "verifier": auc(X[:, 1].tolist()),
+                                      "combined": auc(cv.tolist())},
+                         "cv_at_threshold": {k: round(v, 4) for k, v in chosen.items()},
+                         "verifier_at_threshold": {k: round(v, 4) for k, v in verifier.items()}}}
+
+
+__all__ = ["FEATURES", "WEIGHTS", "Combiner", "balanced_weights", "best_threshold", "feature_row", "fingerprint",
+           "fit"]
