@@ -54,3 +54,28 @@ def test_prompted_detector_ignores_garbage(concert):
     backend = ReplayBackend(mode="queue", answers=['{"errors": ["not_a_type"]}'])
     found = PromptedDetector(backend).detect(concert, "Which singers?", "SELECT name FROM singer")
     assert not found.has_error
+
+
+def test_stage_combined_with_the_verifier_and_static_findings(concert, tiny_detector):
+    from sqlmend.detect.combine import Combiner, feature_row
+    from sqlmend.search.verifier import FeatureVerifier
+    from sqlmend.types import Finding
+
+    folder, _ = tiny_detector
+    stage = DetectorStage.from_config({"folder": str(folder), "mode": "one_pass", "combine": True})
+    for sql, static in (("SELECT name FROM singer WHERE age > 40", []),
+                        ("SELECT name FROM singer WHERE age < 40",
+                         [Finding(code="x", error_type="condition_error", severity="strict", message="m")])):
+        ctx = _ctx(concert)
+        ctx.sql = sql
+        ctx.findings = list(static)
+        trace = stage.run(ctx)
+        c = trace.detail["combined"]
+        p_none = trace.detail["detection"]["p_no_error"]
+        want = FeatureVerifier().p_correct(concert, sql, ctx.task.question, findings=static)
+        assert c["p_correct"] == round(want, 4)
+        comb = Combiner.load()
+        score = comb.score(feature_row(p_none, want, [f.error_type for f in static]))
+        assert abs(c["score"] - score) < 1e-3  # the trace rounds P(no_error)
+        assert c["flagged"] == (c["score"] >= comb.threshold) and c["threshold"] == comb.threshold
+        assert bool(trace.findings) == c["flagged"] and "combined P(error)" in trace.note

@@ -128,7 +128,7 @@ class ErrorTokenDetector:
                 for p in self.probs_many(inputs, batch_size)]
 
     def detect_context(self, question: str, context: dict[str, str], sql_text: str = "",
-                       evidence: str = "") -> Detection:
+                       evidence: str = "", threshold: float | None = None) -> Detection:
         """Detect the errors of a SQL from its structural context.
 
         Args:
@@ -136,17 +136,18 @@ class ErrorTokenDetector:
             context: the structural context.
             sql_text: the SQL when the context has none.
             evidence: optional external knowledge.
+            threshold: one-pass threshold for this call (default: the calibrated one).
 
         Returns:
             A :class:`Detection`.
         """
         if self.mode == "one_pass":
             return detection_from_probs(self.probs(question, context, sql_text, evidence), self.table,
-                                        self.threshold, self.max_labels)
+                                        self.threshold if threshold is None else threshold, self.max_labels)
         return decode(self.model, self._ids(question, context, sql_text, evidence), self.table, self.max_labels)
 
     def detect(self, db: Any, question: str, sql_text: str, evidence: str = "", samples: dict | None = None,
-               value_index: Any = None) -> Detection:
+               value_index: Any = None, threshold: float | None = None) -> Detection:
         """Detect the errors of ``sql_text`` on an open database.
 
         Args:
@@ -156,6 +157,8 @@ class ErrorTokenDetector:
             evidence: optional external knowledge.
             samples: sample values per column (computed when None).
             value_index: the database's value index (optional).
+            threshold: one-pass threshold on P(no_error) for this call (above 1: the
+                ranked types whatever P(no_error)).
 
         Returns:
             A :class:`Detection`.
@@ -163,4 +166,4 @@ class ErrorTokenDetector:
         if samples is None:
             samples = structure.sample_values(db)
         ctx = structure.describe(db, question, sql_text, samples=samples, value_index=value_index)
-        return self.detect_context(question, ctx.to_dict(), sql_text, evidence)
+        return self.detect_context(question, ctx.to_dict(), sql_text, evidence, threshold)

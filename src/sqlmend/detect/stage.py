@@ -75,6 +75,11 @@ class DetectorStage(StageBase):
         mode: Literal["one_pass", "decode"] = Field(
             "one_pass", description="one_pass (calibrated threshold) or decode (error tokens)")
         skip_if_static: bool = Field(False, description="skip when earlier stages already found errors")
+        combine: bool = Field(False, description="flag by the combination of the detector's P(error), the "
+                                                 "repair-search verifier's P(correct) of the SQL alone and the "
+                                                 "static findings (logistic regression fitted on Spider train: "
+                                                 "detect/combine.json, docs/benchmarks.md) instead of the "
+                                                 "detector's own threshold")
 
     def __init__(self, settings: "DetectorStage.Settings | None" = None, run: RunSettings | None = None):
         super().__init__(settings, run)
@@ -88,6 +93,25 @@ class DetectorStage(StageBase):
             if key not in _LOADED:
                 _LOADED[key] = ErrorTokenDetector.from_dir(self.folder, mode=self.settings.mode)
             return _LOADED[key]
+
+    def _combined(self, ctx: StageContext, found: Detection) -> tuple[Detection, dict[str, Any]]:
+        """The detection as the combination decides it, and its inputs for the trace."""
+        from sqlmend.detect.combine import Combiner, feature_row
+        from sqlmend.search.verifier import FeatureVerifier
+
+        with _LOCK:
+            if ("combine", "") not in _LOADED:
+                _LOADED[("combine", "")] = (Combiner.load(), FeatureVerifier())
+            comb, verifier = _LOADED[("combine", "")]
+        static = [f for f in ctx.findings if f.source == "static"]
+        p_correct = verifier.p_correct(ctx.db, ctx.sql, ctx.task.question, ctx.task.evidence, static)
+        row = feature_row(found.p_no_error, p_correct, [f.error_type for f in static])
+        score = comb.score(row)
+        flagged = score >= comb.threshold
+        out = Detection(types=found.types if flagged else [], p_no_error=found.p_no_error,
+                        raw=found.raw if flagged else taxonomy.NO_ERROR_TOKEN)
+        return out, {"p_correct": round(p_correct, 4), "score": round(score, 4), "threshold": comb.threshold,
+                     "flagged": flagged}
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Run the stage on one task.
@@ -116,7 +140,11 @@ class DetectorStage(StageBase):
                                       note=f"the trained detector needs the 'models' extra "
                                            f"(pip install 'sqlmend[models]'): missing {exc.name or exc}")
                 with _LOCK:  # one forward pass at a time through the shared model
-                    found = det.detect(ctx.db, ctx.task.question, ctx.sql, ctx.task.evidence)
+                    # combined: the ranked types whatever P(no_error); the combination decides
+                    found = det.detect(ctx.db, ctx.task.question, ctx.sql, ctx.task.evidence,
+                                       threshold=1.01 if self.settings.combine else None)
+                if self.settings.combine:
+                    found, combined = self._combined(ctx, found)
             else:
                 from sqlmend.detect.prompted import PromptedDetector
 
@@ -130,6 +158,9 @@ class DetectorStage(StageBase):
         trace.note = (f"{kind}{adapter}: " + (", ".join(f"{t} ({s:.2f})" for t, s in found.types) or "no error")
                       + (f"; P(no_error)={found.p_no_error:.3f}" if found.p_no_error is not None else ""))
         trace.detail["detection"] = found.to_dict()
+        if trained and self.settings.combine:
+            trace.detail["combined"] = combined
+            trace.note += f"; combined P(error)={combined['score']:.3f} (flags >= {combined['threshold']:.3f})"
         if trained:
             trace.detail["adapter"] = {"folder": str(self.folder), "version": getattr(det, "version", "")}
         return trace
