@@ -25,7 +25,8 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     rules, the verifier alone (execution + rules + features), the prompted model.
 
     Args:
-        detector: an :class:`~sqlmend.detect.detector.ErrorTokenDetector`.
+        detector: an :class:`~sqlmend.detect.detector.ErrorTokenDetector` (None: not run, nor the
+            combinations that need it).
         files: the prediction files.
         limit: a seeded sample of this many dev questions
             (:func:`sqlmend.bench.sampling.seeded_sample`; questions without a database
@@ -92,7 +93,8 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
         seconds[name] = round((time.perf_counter() - start) / n, 4)
         return out
 
-    results = timed("model", detector=detector)
+    results = timed("model", detector=detector) if detector is not None else \
+        {j.key: j for j in judge(items, lambda d: ds.db_path(d), progress=False)}
     if static:
         for k, j in timed("static", static=True).items():
             results[k].static_codes, results[k].static_types = j.static_codes, j.static_types
@@ -100,17 +102,21 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
         for k, j in timed("verifier", verifier=verifier).items():
             results[k].p_correct = j.p_correct
     # what each combination costs: its parts (the verifier's pass runs the rules it reads)
-    seconds["static+model"] = round(seconds["model"] + seconds.get("static", 0.0), 4)
+    use_model = detector is not None
+    if use_model:
+        seconds["static+model"] = round(seconds["model"] + seconds.get("static", 0.0), 4)
     if verifier is not None:
         seconds["static+verifier"] = seconds["verifier"]
-        seconds["combined"] = round(seconds["model"] + seconds["verifier"], 4)
+        if use_model:
+            seconds["combined"] = round(seconds["model"] + seconds["verifier"], 4)
     model = {k: [t for t, _ in j.model_types] for k, j in results.items()}
-    flags: dict[str, dict[str, Any]] = {"model": model}
+    flags: dict[str, dict[str, Any]] = {"model": model} if use_model else {}
     scores: dict[str, dict[str, float]] = {
-        "model": {k: 1 - j.p_no_error for k, j in results.items() if j.p_no_error is not None}}
+        "model": {k: 1 - j.p_no_error for k, j in results.items() if j.p_no_error is not None}} if use_model else {}
     if static:
         flags["static"] = {k: j.static_types for k, j in results.items()}
-        flags["static+model"] = {k: j.static_types + model[k] for k, j in results.items()}
+        if use_model:
+            flags["static+model"] = {k: j.static_types + model[k] for k, j in results.items()}
         scores["static"] = {k: float(len(j.static_types)) for k, j in results.items()}
     if verifier is not None and combiner is not None:
         from sqlmend.detect.combine import feature_row
@@ -119,6 +125,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
         scores["verifier"] = {k: 1 - j.p_correct for k, j in results.items() if j.p_correct is not None}
         if static:
             flags["static+verifier"] = {k: bool(j.static_types) or flags["verifier"][k] for k, j in results.items()}
+        if static and use_model:
             rows = {k: feature_row(j.p_no_error, j.p_correct, j.static_types) for k, j in results.items()}
             flags["combined"] = {k: combiner.flags(r) for k, r in rows.items()}
             scores["combined"] = {k: combiner.score(r) for k, r in rows.items()}

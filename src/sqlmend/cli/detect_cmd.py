@@ -373,6 +373,7 @@ def bench_detect(
                                     "(e.g. 1000 of the 4,860)."),
     seed: int = typer.Option(0, help="Seed of the question and prediction samples."),
     mode: str = typer.Option("one_pass", help="one_pass | decode."),
+    model: bool = typer.Option(True, help="Run the error-token detector (--no-model: only the other detectors)."),
     static: bool = typer.Option(True, help="Also score the static rules and static-or-model."),
     verifier: bool = typer.Option(True, help="Also score the repair-search verifier used as a detector, "
                                              "static-or-verifier and the combination (thresholds from --combine)."),
@@ -400,7 +401,7 @@ def bench_detect(
     _threads(threads)
     try:
         files = predictions or shared_prediction_files(data_root=data_root)
-        det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode=mode)
+        det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode=mode) if model else None
         ver = comb = asker = None
         if verifier:
             from sqlmend.detect.combine import Combiner
@@ -423,7 +424,8 @@ def bench_detect(
     except SqlmendError as e:
         _fail(e)
     typer.echo(f"{len(r['labels'])} predictions ({r['wrong']} wrong) of {r['questions']} questions, {len(files)} "
-               f"systems; {len(r['suspects'])} gold-suspect questions; mode={mode}, threshold={det.threshold:.4f}")
+               f"systems; {len(r['suspects'])} gold-suspect questions"
+               + (f"; mode={mode}, threshold={det.threshold:.4f}" if det is not None else ""))
     typer.echo("| detector / questions | n | D-Precision | D-Recall | D-Accuracy | D-F1 | AUROC | s / query |")
     typer.echo("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, m in r["table"].items():
@@ -434,7 +436,7 @@ def bench_detect(
                    f"{m['accuracy']} | {m['f1']} | {'n/a' if auc is None else f'{auc:.3f}'} | {secs:.3f} |")
     typer.echo("\nrecall (%) per judgeable error kind of the wrong predictions (the diff against the gold in one "
                "clause family):")
-    names = [n for n in r["kinds"].get("attribute", {}) if n != "n"]
+    names = list(dict.fromkeys(n for row in r["kinds"].values() for n in row if n != "n"))
     typer.echo("| kind | n | " + " | ".join(names) + " |")
     typer.echo("| --- | --- |" + " --- |" * len(names))
     for kind, row in r["kinds"].items():

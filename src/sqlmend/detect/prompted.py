@@ -8,9 +8,9 @@ the SQL), with the raw answer kept.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from sqlmend import structure, taxonomy
 from sqlmend.detect.decoding import MAX_LABELS, Detection
@@ -18,10 +18,19 @@ from sqlmend.errors import ModelError
 from sqlmend.llm import prompts
 
 
+#: The error-type ids a prompted answer may name (the decoder of a local model is held to them).
+TypeId = Literal[tuple(taxonomy.ids())]  # type: ignore[valid-type]
+
+
+# The key is required and no other is allowed, so that constrained decoding cannot wander
+# into another object (with an optional key and extra keys allowed, SmolLM2 wrote the schema
+# back and every answer read as "no error"). The docstring is part of the prompt: keep it short.
 class ErrorList(BaseModel):
     """The JSON a prompted detector answers."""
 
-    errors: list[str] = Field(default_factory=list)
+    model_config = ConfigDict(extra="forbid")
+
+    errors: list[TypeId] = Field(max_length=MAX_LABELS)
 
 
 def prompt_template(name: str) -> str:
