@@ -33,6 +33,14 @@ class ErrorList(BaseModel):
     errors: list[TypeId] = Field(max_length=MAX_LABELS)
 
 
+class LabelList(BaseModel):
+    """Error-type ids named by a labelling model (unknown ones are dropped by :func:`known_types`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    errors: list[str]
+
+
 def prompt_template(name: str) -> str:
     """The ``user`` template of a prompt data file of :mod:`sqlmend.detect` (``prompts/<name>.yaml``)."""
     return prompts.load("sqlmend.detect", name)["user"]
@@ -89,4 +97,4 @@ class PromptedDetector:
         return self.detect_context(question, ctx.to_dict(), sql_text, evidence)
 
 
-__all__ = ["ErrorList", "PromptedDetector", "known_types", "prompt_template", "type_list"]
+__all__ = ["ErrorList", "LabelList", "PromptedDetector", "known_types", "prompt_template", "type_list"]

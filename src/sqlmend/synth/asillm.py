@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from sqlmend import structure
 from sqlmend.db import connect
-from sqlmend.detect.prompted import ErrorList, known_types, type_list
+from sqlmend.detect.prompted import LabelList, known_types, type_list
 from sqlmend.errors import ConfigError, ModelError, SqlmendError
 from sqlmend.llm import prompts
 from sqlmend.synth.build import Example, differs
@@ -69,7 +69,7 @@ def label_predictions(tasks: Iterable[Task], db_path: Callable[[str], Any], back
                 ctx = structure.describe(db, task.question, task.sql, result=pred_res, error=error)
                 res = backend.chat([{"role": "user", "content": prompt(task.question, ctx.qss, task.sql,
                                                                        task.gold)}],
-                                   schema=ErrorList, stage="synth")
+                                   schema=LabelList, stage="synth")
             except (SqlmendError, ModelError) as e:
                 yield f"{task.question_id}: skipped ({e})"
                 continue
