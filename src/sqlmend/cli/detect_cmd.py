@@ -441,8 +441,11 @@ def bench_detect(
     typer.echo("| --- | --- |" + " --- |" * len(names))
     for kind, row in r["kinds"].items():
         typer.echo(f"| {kind} | {row['n']} | " + " | ".join(str(row.get(n, "")) for n in names) + " |")
-    typer.echo("\nper system (all questions; P / R / Acc / F1):")
+    if any(r["per_system"].values()):
+        typer.echo("\nper system (all questions; P / R / Acc / F1):")
     for name, per in r["per_system"].items():
+        if not per:
+            continue
         typer.echo(f"| {name} | " + " | ".join(f"{d}: {m['precision']} / {m['recall']} / {m['accuracy']} / {m['f1']}"
                                                for d, m in per.items()) + " |")
     if out:
