@@ -41,11 +41,6 @@ def concert_singer(spider_db):
     return db.connect(spider_db("concert_singer"))
 
 
-@pytest.fixture(scope="module")
-def lltok(smol):
-    return constrained.Constrainer(smol.loaded[1]).lltok
-
-
 def accepts(lltok, json_schema: dict, text: str) -> bool:
     from llguidance import LLMatcher
 
@@ -59,13 +54,18 @@ def accepts(lltok, json_schema: dict, text: str) -> bool:
 
 def test_sql_grammar_accepts_real_columns_and_rejects_others(concert_singer, lltok):
     js = sqlgrammar.mark(Answer.model_json_schema(), concert_singer.schema())
+    aliased = sqlgrammar.mark(Answer.model_json_schema(), concert_singer.schema(),
+                              original="SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 "
+                                       "ON T1.Singer_ID = T2.Singer_ID")
 
-    def ok(q: str) -> bool:
-        return accepts(lltok, js, json.dumps({"sql": q}))
+    def ok(q: str, schema: dict = js) -> bool:
+        return accepts(lltok, schema, json.dumps({"sql": q}))
 
     assert ok("SELECT COUNT(*) FROM singer")
     assert ok("SELECT T1.Name, COUNT(*) FROM singer AS T1 JOIN singer_in_concert AS T2 ON "
-              "T1.Singer_ID = T2.Singer_ID GROUP BY T1.Singer_ID ORDER BY COUNT(*) DESC LIMIT 1")
+              "T1.Singer_ID = T2.Singer_ID GROUP BY T1.Singer_ID ORDER BY COUNT(*) DESC LIMIT 1", aliased)
+    assert ok("SELECT singer.Name, COUNT(*) FROM singer JOIN singer_in_concert ON "  # no original:
+              "singer.Singer_ID = singer_in_concert.Singer_ID GROUP BY singer.Singer_ID")  # FK pairs
     assert ok("SELECT Name FROM singer WHERE Singer_ID NOT IN (SELECT Singer_ID FROM "
               "singer_in_concert) AND Country = 'France'")
     assert not ok("SELECT Nmae FROM singer")            # no such column

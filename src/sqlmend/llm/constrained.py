@@ -123,7 +123,8 @@ def answer_lark(json_schema: dict) -> str:
         if isinstance(prop, dict) and sqlgrammar.SQL_KEY in prop:
             rule = f"sql_{i}"
             parts.append(f'{head} "\\"" {rule} "\\""')
-            rules.append(sqlgrammar.sql_lark(sqlgrammar.from_spec(prop[sqlgrammar.SQL_KEY]), rule))
+            mark = prop[sqlgrammar.SQL_KEY]
+            rules.append(sqlgrammar.sql_lark(sqlgrammar.from_spec(mark), rule, mark.get("query")))
         else:
             sub = dict(sqlgrammar.unmark(prop)) if isinstance(prop, dict) else {}
             if defs:
