@@ -20,6 +20,20 @@ def test_replay_times_a_valid_answer_under_the_sql_grammar():
     assert row["tokens"] > 10 and row["warm_us_per_token"] > 0 and row["setup_ms"] > 0
 
 
+
+def test_replay_on_another_database_and_a_rewrite_out_of_scope():
+    from sqlmend.bench.constrained import replay_all
+
+    original = "SELECT Model FROM model_list JOIN car_makers ON model_list.Maker = car_makers.Id"
+    (row,) = replay_all(("llguidance-sql",), ("rewrite",), repeats=2, db_id="car_1", original=original,
+                        answer_sql="SELECT Model FROM model_list JOIN car_makers ON model_list.Maker = "
+                                   "car_makers.Id WHERE FullName = 'General Motors'")
+    assert row["tokens"] > 20
+    with pytest.raises(RuntimeError, match="rejects the answer at token"):  # cars_data is not joined
+        replay_all(("llguidance-sql",), ("rewrite",), repeats=1, db_id="car_1", original=original,
+                   answer_sql="SELECT Model FROM model_list JOIN car_makers ON model_list.Maker = "
+                              "car_makers.Id WHERE cars_data.Weight > 3500")
+
 def test_refine_answers_counts_sql_that_executes(tmp_path, data_dir):
     from sqlmend.bench.constrained import refine_answers
 

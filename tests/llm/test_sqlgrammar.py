@@ -113,3 +113,11 @@ def test_smollm2_writes_sql_that_runs(smol, spider_db):
                     stage="refiner")
     assert res.attempts == 1
     conn.execute(res.parsed.sql, timeout=5)
+
+
+def test_the_original_from_is_read_from_its_first_select():
+    q = sqlgrammar.query_from("SELECT T1.a FROM x AS T1 JOIN y AS T2 ON T1.id = T2.x_id AND T2.k > 1 "
+                              "UNION SELECT b FROM z")
+    assert q == {"from": [["x", "T1"], ["y", "T2"]], "joins": [["x", "id", "y", "x_id"]]}
+    assert sqlgrammar.query_from("SELECT COUNT(*) FROM (SELECT a FROM x)") is None  # no table: no scope
+    assert sqlgrammar.query_from("SELEC a FROM") is None and sqlgrammar.query_from("") is None
