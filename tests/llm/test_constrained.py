@@ -74,6 +74,16 @@ def test_sql_grammar_accepts_real_columns_and_rejects_others(concert_singer, llt
     assert not ok("SELECT Name FROM singer; DROP TABLE singer")
 
 
+def test_objects_decode_only_their_declared_keys(lltok):
+    from sqlmend.refine.localize import LocalizationAnswer
+
+    js = LocalizationAnswer.model_json_schema()  # pydantic would accept any extra key
+    assert accepts(lltok, js, json.dumps({"errors": [{"error_type": "value_error", "nodes": ["where"]}]},
+                                         separators=(", ", ": ")))
+    # what SmolLM2 wrote as LocLLM on 2026-12-01 before the bound: a key of its own, nested
+    assert not accepts(lltok, js, '{"error_type": "ErrorType", "nodes": [{"description": "ErrorType"}]}')
+
+
 def test_marks_stay_out_of_the_prompt_and_plain_servers(concert_singer):
     from sqlmend.llm.structured import instruction
 

@@ -103,6 +103,10 @@ def test_out_of_scope_columns_are_refused(car_1, lltok):
     assert not ok(CAR_PLAIN, "SELECT Model FROM model_list WHERE Maker IN (SELECT Id FROM car_makers "
                              "WHERE Weight > 3500)")  # Weight is not car_makers'
     assert not ok(CAR_PLAIN, "SELECT Model FROM model_list WHERE COUNT(*) > 1")  # aggregate in WHERE
+    # a set operation begins in a scope of the query (else a SELECT there could not end
+    # without the UNION a small model never writes); its other sides take any table
+    assert ok(CAR_PLAIN, "SELECT Maker FROM model_list UNION SELECT ContId FROM continents")
+    assert not ok(CAR_PLAIN, "SELECT ContId FROM continents UNION SELECT Maker FROM model_list")
 
 
 def test_smollm2_writes_sql_that_runs(smol, spider_db):
@@ -121,3 +125,9 @@ def test_the_original_from_is_read_from_its_first_select():
     assert q == {"from": [["x", "T1"], ["y", "T2"]], "joins": [["x", "id", "y", "x_id"]]}
     assert sqlgrammar.query_from("SELECT COUNT(*) FROM (SELECT a FROM x)") is None  # no table: no scope
     assert sqlgrammar.query_from("SELEC a FROM") is None and sqlgrammar.query_from("") is None
+
+
+def test_closing_inside_a_sql_string_prefers_the_quote():
+    # inside 'x) the ) is the literal's text: only a quote ends it (SmolLM2 looped on ')' before)
+    assert constrained.closers('{"sql": "SELECT a FROM t WHERE b = ' + "'x)") == ["'"]
+    assert constrained.closers('{"sql": "SELECT a FROM t WHERE b = ' + "'x'") == ['"', ")", "'"]

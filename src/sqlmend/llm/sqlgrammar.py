@@ -465,13 +465,16 @@ def grammar(schema: Schema, rule: str = "sql", query: Any = None) -> Grammar:
     tops = [p for p in names if p.startswith(f"{r}_q")] or [p for p in names if p.startswith(f"{r}_s")]
     n = LIMITS
     g.add(f"{r}_sub", *[(_r(f"{p}_sub"),) for p in names if p.startswith(f"{r}_s")])
+    # a set operation: the first side in a scope of the query (so that what begins as a set
+    # operation can still end as a plain SELECT: a small model rarely writes the UNION), the
+    # others in any scope; at most LIMITS["setops"] operations
     for k in range(1, n["compound"] + 1):
+        g.add(f"{r}_first{k}", *[(_r(f"{p}_sel{k}"),) for p in tops])
         g.add(f"{r}_sel{k}", *[(_r(f"{p}_sel{k}"),) for p in names])
-    for k in range(1, n["compound"] + 1):  # at most LIMITS["setops"] set operations
         more: tuple = ()
         for _ in range(n["setops"] - 1):
             more = (_o(_r(f"{r}_setop"), _r(f"{r}_sel{k}"), *more),)
-        g.add(f"{r}_compound{k}", (_r(f"{r}_sel{k}"), _r(f"{r}_setop"), _r(f"{r}_sel{k}"), *more))
+        g.add(f"{r}_compound{k}", (_r(f"{r}_first{k}"), _r(f"{r}_setop"), _r(f"{r}_sel{k}"), *more))
     g.add(f"{r}_compound", *[(_r(f"{r}_compound{k}"),) for k in range(1, n["compound"] + 1)])
     g.add(f"{r}_query", *[(_r(f"{p}_top"),) for p in tops], (_r(f"{r}_compound"), _o(_r(f"{r}_limit"))))
     g.add(r, (_r(f"{r}_query"),),
