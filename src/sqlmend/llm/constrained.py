@@ -85,6 +85,9 @@ def bounded(schema: Any) -> Any:
 CLOSE_RESERVE = 16
 CLOSE_EXTRA = 32
 _CLOSERS = "}]\")'"
+#: Added to the closing class of a token made of closing characters only (``"}``, ``]}``):
+#: preferred to one that closes and goes on (``",`` would open the next property).
+_PURE = 16
 
 
 def enabled_by_env() -> bool:
@@ -193,7 +196,8 @@ class Constrainer:
             head = lead[:1]
             # a quote closes a SQL string only as a lone token ('' or '. would go on inside it)
             if head and head in _CLOSERS and (head != "'" or lead == "'"):
-                self.closing[i] = 1 + _CLOSERS.index(head)
+                pure = set(lead.rstrip()) <= set(_CLOSERS)
+                self.closing[i] = 1 + _CLOSERS.index(head) + (_PURE if pure else 0)
         eos = eos_token_id if eos_token_id is not None else tokenizer.eos_token_id
         for e in (eos if isinstance(eos, list) else [eos]):
             if e is not None and 0 <= int(e) < n:
@@ -295,9 +299,10 @@ class GrammarProcessor:
         classes[blocked] = -1
         for char in closers(text):
             want = 0 if char == "" else 1 + _CLOSERS.index(char)
-            if (classes == want).any():
-                self.closed += 1
-                return classes != want
+            for cls in ((want + _PURE, want) if want else (0,)):
+                if (classes == cls).any():
+                    self.closed += 1
+                    return classes != cls
         return blocked
 
 
