@@ -84,6 +84,29 @@ def test_objects_decode_only_their_declared_keys(lltok):
     assert not accepts(lltok, js, '{"error_type": "ErrorType", "nodes": [{"description": "ErrorType"}]}')
 
 
+def test_closing_keeps_the_tokens_that_only_close(smol):
+    import numpy as np
+
+    tok = smol.loaded[1]
+    one = {t: tok.encode(t, add_special_tokens=False) for t in ('"}', '",', "'", "')", "''")}
+    assert all(len(ids) == 1 for ids in one.values()), one
+    ids = {t: v[0] for t, v in one.items()}
+    c = constrained.Constrainer(tok)
+    proc = constrained.GrammarProcessor(None, c.closing, close_at=0, tokenizer=tok)
+
+    def kept(text: str, allowed: list[str]) -> set[str]:
+        blocked = np.ones(len(tok), dtype=bool)
+        blocked[[ids[t] for t in allowed]] = False
+        out = proc._closing(blocked, text)
+        return {t for t in ids if not out[ids[t]]}
+
+    # '",' closes the string but opens the next property; '"}' ends the answer
+    assert kept('{"a": "x', ['"}', '",']) == {'"}'}
+    assert kept('{"a": "x', ['",']) == {'",'}  # when nothing else closes
+    # inside a SQL string only a lone quote ends it: not ') (text of the string), not ''
+    assert kept('{"sql": "SELECT a FROM t WHERE b = ' + "'x", ["'", "')", "''"]) == {"'"}
+
+
 def test_marks_stay_out_of_the_prompt_and_plain_servers(concert_singer):
     from sqlmend.llm.structured import instruction
 
