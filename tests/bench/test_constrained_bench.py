@@ -57,3 +57,12 @@ def test_refine_answers_counts_sql_that_executes(tmp_path, data_dir):
     got = refine_answers(tmp_path, data_dir)
     assert got["codes-1b"] == got["total"] == {"answers": 3, "valid_json": 1, "no_change": 1,
                                                "with_sql": 2, "executes": 1}
+
+
+def test_grammar_sizes_on_the_dev_databases(data_dir):
+    from sqlmend.bench.constrained import grammar_sizes
+
+    rows = grammar_sizes(data_dir, repeats=1)
+    assert len(rows) >= 10
+    big = max(rows, key=lambda r: r["tables"])
+    assert big["sub_scopes"] >= big["tables"] and big["rules"] > 100 and big["build_ms"] > 0

@@ -23,6 +23,7 @@ Run it::
         --db car_1 --original "SELECT ..." --answer-sql "SELECT ..."   # a bigger SQL grammar
     python -m sqlmend.bench.constrained --runs 3 --tokens 64        # whole generations
     python -m sqlmend.bench.constrained --refine-answers runs/bench-b  # refiner SQL that executes
+    python -m sqlmend.bench.constrained --grammar-sizes              # the scope grammar per dev database
 """
 
 from __future__ import annotations
@@ -337,6 +338,59 @@ def replay_all(engines: tuple[str, ...], schemas: tuple[str, ...], repeats: int 
     return rows
 
 
+def grammar_sizes(data_root: str | Path | None = None, repeats: int = 3) -> list[dict[str, Any]]:
+    """Size and build time of the scope grammar on each Spider dev database.
+
+    The original is each database's first gold query of ``dev.json``; the time is making
+    the matcher (llguidance compiles the grammar then) and its first mask, median of
+    ``repeats``, on SmolLM2's tokenizer.
+
+    Args:
+        data_root: the data folder (holds ``spider``).
+        repeats: builds timed per database.
+
+    Returns:
+        One row per database: tables, scopes (query / sub-query), rules, Lark kB, ms.
+    """
+    from llguidance import LLMatcher
+    from transformers import AutoTokenizer
+
+    from sqlmend import db
+    from sqlmend.errors import DatabaseNotFoundError
+    from sqlmend.llm import sqlgrammar
+    from sqlmend.llm.constrained import Constrainer, grammar_for
+    from sqlmend.llm.local import resolve_checkpoint
+    from sqlmend.paths import data_root as default_root
+
+    spider = Path(data_root or default_root()) / "spider"
+    lltok = Constrainer(AutoTokenizer.from_pretrained(str(resolve_checkpoint(None)),
+                                                      local_files_only=True)).lltok
+    first: dict[str, str] = {}
+    for item in json.loads((spider / "dev.json").read_text()):
+        first.setdefault(item["db_id"], item["query"])
+    rows = []
+    for db_id, original in sorted(first.items()):
+        try:
+            with db.connect(db.benchmark_db(spider / "database", db_id)) as conn:
+                schema = conn.schema()
+        except DatabaseNotFoundError:
+            continue
+        js = sqlgrammar.mark({"type": "object", "properties": {"sql": {"type": "string"}}}, schema,
+                             original=original)
+        query = js["properties"]["sql"][sqlgrammar.SQL_KEY].get("query")
+        top, sub = sqlgrammar.scopes(schema, query)
+        g = sqlgrammar.grammar(schema, "sql", query)
+        grammar, times = grammar_for(js), []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            LLMatcher(lltok, grammar, log_level=0).compute_bitmask()
+            times.append(time.perf_counter() - t0)
+        rows.append({"db": db_id, "tables": len(schema.tables), "query_scopes": len(top),
+                     "sub_scopes": len(sub), "rules": len(g.rules), "lark_kb": len(g.lark()) / 1000,
+                     "build_ms": 1000 * statistics.median(times)})
+    return rows
+
+
 def refine_answers(run_dir: str | Path, data_root: str | Path | None = None,
                    timeout: float = 10.0) -> dict[str, dict[str, int]]:
     """How many refiner answers were valid JSON, held SQL, and how many of those SQL execute.
@@ -421,12 +475,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--original", default=ORIGINAL,
                     help="the SQL whose rewrite llguidance-sql decodes (its FROM makes the grammar's scopes)")
     ap.add_argument("--answer-sql", help="with --replay: the rewrite's SQL replayed (must be in the grammar)")
+    ap.add_argument("--grammar-sizes", action="store_true",
+                    help="instead: size and build time of the scope SQL grammar on each Spider dev database")
     ap.add_argument("--out", type=Path, help="write the rows as JSON here")
     args = ap.parse_args(argv)
     if args.refine_answers:
         print(json.dumps(refine_answers(args.refine_answers), indent=1))
         return
-    if args.replay:
+    if args.grammar_sizes:
+        rows = grammar_sizes()
+        print("| database | tables | query scopes | sub-query scopes | rules | Lark kB | matcher + first mask ms |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in rows:
+            print(f"| {r['db']} | {r['tables']} | {r['query_scopes']} | {r['sub_scopes']} | {r['rules']} | "
+                  f"{r['lark_kb']:.1f} | {r['build_ms']:.1f} |")
+    elif args.replay:
         rows = replay_all(tuple(e for e in args.engines.split(",") if e != "free"),
                           tuple(args.schemas.split(",")), args.runs, db_id=args.db,
                           original=args.original, answer_sql=args.answer_sql)
