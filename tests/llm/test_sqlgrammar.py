@@ -131,3 +131,13 @@ def test_closing_inside_a_sql_string_prefers_the_quote():
     # inside 'x) the ) is the literal's text: only a quote ends it (SmolLM2 looped on ')' before)
     assert constrained.closers('{"sql": "SELECT a FROM t WHERE b = ' + "'x)") == ["'"]
     assert constrained.closers('{"sql": "SELECT a FROM t WHERE b = ' + "'x'") == ['"', ")", "'"]
+
+
+def test_several_originals_give_the_scopes_of_each(car_1):
+    # MIRA's recovery: the incorrect SQL and its confirmed correction
+    spec = sqlgrammar.spec(car_1.schema(), ["SELECT Maker FROM model_list", "SELECT ContId FROM continents"])
+    assert [q["from"] for q in spec["query"]] == [[["model_list", None]], [["continents", None]]]
+    top, _ = sqlgrammar.scopes(car_1.schema(), spec["query"])
+    assert [("model_list", None)] in top and [("continents", None)] in top
+    assert [("continents", None), ("countries", None)] in top        # a neighbour of each
+    assert not any(("cars_data", None) in sc for sc in top)            # two joins away from both
