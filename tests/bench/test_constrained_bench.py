@@ -20,6 +20,20 @@ def test_replay_times_a_valid_answer_under_the_sql_grammar():
     assert row["tokens"] > 10 and row["warm_us_per_token"] > 0 and row["setup_ms"] > 0
 
 
+
+def test_replay_on_another_database_and_a_rewrite_out_of_scope():
+    from sqlmend.bench.constrained import replay_all
+
+    original = "SELECT Model FROM model_list JOIN car_makers ON model_list.Maker = car_makers.Id"
+    (row,) = replay_all(("llguidance-sql",), ("rewrite",), repeats=2, db_id="car_1", original=original,
+                        answer_sql="SELECT Model FROM model_list JOIN car_makers ON model_list.Maker = "
+                                   "car_makers.Id WHERE FullName = 'General Motors'")
+    assert row["tokens"] > 20
+    with pytest.raises(RuntimeError, match="rejects the answer at token"):  # cars_data is not joined
+        replay_all(("llguidance-sql",), ("rewrite",), repeats=1, db_id="car_1", original=original,
+                   answer_sql="SELECT Model FROM model_list JOIN car_makers ON model_list.Maker = "
+                              "car_makers.Id WHERE cars_data.Weight > 3500")
+
 def test_refine_answers_counts_sql_that_executes(tmp_path, data_dir):
     from sqlmend.bench.constrained import refine_answers
 
@@ -43,3 +57,12 @@ def test_refine_answers_counts_sql_that_executes(tmp_path, data_dir):
     got = refine_answers(tmp_path, data_dir)
     assert got["codes-1b"] == got["total"] == {"answers": 3, "valid_json": 1, "no_change": 1,
                                                "with_sql": 2, "executes": 1}
+
+
+def test_grammar_sizes_on_the_dev_databases(data_dir):
+    from sqlmend.bench.constrained import grammar_sizes
+
+    rows = grammar_sizes(data_dir, repeats=1)
+    assert len(rows) >= 10
+    big = max(rows, key=lambda r: r["tables"])
+    assert big["sub_scopes"] >= big["tables"] and big["rules"] > 100 and big["build_ms"] > 0

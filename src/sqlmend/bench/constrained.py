@@ -11,15 +11,19 @@ Two measurements:
   engine's logits processor, which times itself, and ``free`` (no processor).
 
 Engines: ``llguidance`` (what sqlmend uses), ``llguidance-sql`` (the rewrite schema with
-its ``sql`` field under a Spider database's SQL grammar) and, when installed,
+its ``sql`` field under the SQL grammar of a rewrite of :data:`ORIGINAL` on a Spider
+database, or of ``--original`` on ``--db``) and, when installed,
 ``xgrammar``. lm-format-enforcer 0.11 was tried too: its transformers integration does
 not import with transformers 5.
 
 Run it::
 
     python -m sqlmend.bench.constrained --replay --runs 21          # the libraries alone
+    python -m sqlmend.bench.constrained --replay --engines llguidance-sql --schemas rewrite \
+        --db car_1 --original "SELECT ..." --answer-sql "SELECT ..."   # a bigger SQL grammar
     python -m sqlmend.bench.constrained --runs 3 --tokens 64        # whole generations
     python -m sqlmend.bench.constrained --refine-answers runs/bench-b  # refiner SQL that executes
+    python -m sqlmend.bench.constrained --grammar-sizes              # the scope grammar per dev database
 """
 
 from __future__ import annotations
@@ -97,12 +101,12 @@ def _xgrammar(info: Any, json_schema: dict) -> tuple[Timed, float]:
     return Timed(step), setup
 
 
-def _db_schema(db_path: str | Path | None) -> Any:
-    """The schema of the ``llguidance-sql`` database (Spider's concert_singer by default)."""
+def _db_schema(db_path: str | Path | None, db_id: str = "concert_singer") -> Any:
+    """The schema of the ``llguidance-sql`` database (a path, else Spider's ``db_id``)."""
     from sqlmend import db
     from sqlmend.paths import data_root
 
-    path = db_path or db.benchmark_db(Path(data_root()) / "spider" / "database", "concert_singer")
+    path = db_path or db.benchmark_db(Path(data_root()) / "spider" / "database", db_id)
     with db.connect(path) as conn:
         return conn.schema()
 
@@ -112,7 +116,11 @@ def _missing(engine: str) -> bool:
     return engine == "xgrammar" and importlib.util.find_spec("xgrammar") is None
 
 
-def _schema(name: str, sql_schema: Any = None) -> tuple[Any, dict]:
+#: The SQL the ``llguidance-sql`` rewrite rewrites (its FROM makes the grammar's scopes).
+ORIGINAL = "SELECT count(*) FROM singer"
+
+
+def _schema(name: str, sql_schema: Any = None, original: str | None = ORIGINAL) -> tuple[Any, dict]:
     from sqlmend.llm import sqlgrammar
     from sqlmend.memory.kinds.general import JudgeAnswer
     from sqlmend.refine.refiner import RewriteAnswer
@@ -120,7 +128,7 @@ def _schema(name: str, sql_schema: Any = None) -> tuple[Any, dict]:
     model = {"judge": JudgeAnswer, "rewrite": RewriteAnswer}[name]
     js = model.model_json_schema()
     if sql_schema is not None:
-        js = sqlgrammar.mark(js, sql_schema)
+        js = sqlgrammar.mark(js, sql_schema, original=original)
     return model, js
 
 
@@ -235,7 +243,7 @@ ANSWERS = {
 
 
 def replay(engine: str, schema_name: str, tokenizer: Any, vocab: int, sql_schema: Any = None,
-           repeats: int = 5) -> dict[str, Any]:
+           repeats: int = 5, original: str | None = ORIGINAL, answer_sql: str | None = None) -> dict[str, Any]:
     """Grammar setup and per-token mask time of one engine over a fixed valid answer.
 
     Args:
@@ -245,6 +253,8 @@ def replay(engine: str, schema_name: str, tokenizer: Any, vocab: int, sql_schema
         vocab: the model's vocabulary size (logits row width).
         sql_schema: the database of ``llguidance-sql``.
         repeats: fresh matchers timed (the first is "cold": lazily built lexer states).
+        original: the SQL whose rewrite ``llguidance-sql`` decodes (its FROM makes the scopes).
+        answer_sql: the rewrite's SQL replayed (default: :data:`ANSWERS`'; it must be in the grammar).
 
     Returns:
         ``tokens``, ``setup_ms`` (first: grammar compiled), ``cached_setup_ms`` (median of
@@ -256,8 +266,11 @@ def replay(engine: str, schema_name: str, tokenizer: Any, vocab: int, sql_schema
 
     from sqlmend.llm.constrained import Constrainer, GrammarProcessor, _grammar, bounded, grammar_for
 
-    _, js = _schema(schema_name, sql_schema if engine == "llguidance-sql" else None)
-    text = json.dumps(ANSWERS[schema_name], separators=(", ", ": "))
+    _, js = _schema(schema_name, sql_schema if engine == "llguidance-sql" else None, original)
+    answer = dict(ANSWERS[schema_name])
+    if answer_sql and schema_name == "rewrite":
+        answer["sql"] = answer_sql
+    text = json.dumps(answer, separators=(", ", ": "))
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     setups, per_token = [], []
     lltok = info = None  # the per-model tokenizer views, built once as in use
@@ -280,7 +293,7 @@ def replay(engine: str, schema_name: str, tokenizer: Any, vocab: int, sql_schema
         for i in range(len(ids)):  # only the processor's own time counts (it times itself)
             out = proc(torch.tensor([[0] + ids[:i]]), torch.zeros(1, vocab))
             if not np.isfinite(out[0, ids[i]].item()):
-                raise RuntimeError(f"{engine} rejects the valid answer at token {i}: {text!r}")
+                raise RuntimeError(f"{engine} rejects the answer at token {i}: {text!r}")
         per_token.append(proc.seconds / len(ids))
     return {"schema": schema_name, "engine": engine, "tokens": len(ids),
             "setup_ms": 1000 * setups[0], "cached_setup_ms": 1000 * statistics.median(setups[1:] or setups),
@@ -289,14 +302,18 @@ def replay(engine: str, schema_name: str, tokenizer: Any, vocab: int, sql_schema
 
 
 def replay_all(engines: tuple[str, ...], schemas: tuple[str, ...], repeats: int = 5,
-               db_path: str | Path | None = None) -> list[dict[str, Any]]:
+               db_path: str | Path | None = None, db_id: str = "concert_singer",
+               original: str | None = ORIGINAL, answer_sql: str | None = None) -> list[dict[str, Any]]:
     """:func:`replay` for every engine and schema, on SmolLM2's tokenizer.
 
     Args:
         engines: engines to time (``free`` is skipped; missing libraries are noted).
         schemas: answer schemas.
         repeats: fresh matchers per engine and schema.
-        db_path: the SQLite database of ``llguidance-sql`` (Spider's concert_singer by default).
+        db_path: the SQLite database of ``llguidance-sql`` (else Spider's ``db_id``).
+        db_id: the Spider database of ``llguidance-sql``.
+        original: the SQL whose rewrite ``llguidance-sql`` decodes.
+        answer_sql: the rewrite's SQL replayed (in the grammar of ``original``'s rewrite).
 
     Returns:
         One row per engine and schema.
@@ -308,7 +325,7 @@ def replay_all(engines: tuple[str, ...], schemas: tuple[str, ...], repeats: int 
     folder = resolve_checkpoint(None)
     tok = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     vocab = AutoConfig.from_pretrained(str(folder), local_files_only=True).vocab_size
-    sql_schema = _db_schema(db_path)
+    sql_schema = _db_schema(db_path, db_id)
     rows = []
     for schema_name in schemas:
         for engine in engines:
@@ -317,7 +334,60 @@ def replay_all(engines: tuple[str, ...], schemas: tuple[str, ...], repeats: int 
             if _missing(engine):
                 rows.append({"schema": schema_name, "engine": engine, "note": "not installed"})
                 continue
-            rows.append(replay(engine, schema_name, tok, vocab, sql_schema, repeats))
+            rows.append(replay(engine, schema_name, tok, vocab, sql_schema, repeats, original, answer_sql))
+    return rows
+
+
+def grammar_sizes(data_root: str | Path | None = None, repeats: int = 3) -> list[dict[str, Any]]:
+    """Size and build time of the scope grammar on each Spider dev database.
+
+    The original is each database's first gold query of ``dev.json``; the time is making
+    the matcher (llguidance compiles the grammar then) and its first mask, median of
+    ``repeats``, on SmolLM2's tokenizer.
+
+    Args:
+        data_root: the data folder (holds ``spider``).
+        repeats: builds timed per database.
+
+    Returns:
+        One row per database: tables, scopes (query / sub-query), rules, Lark kB, ms.
+    """
+    from llguidance import LLMatcher
+    from transformers import AutoTokenizer
+
+    from sqlmend import db
+    from sqlmend.errors import DatabaseNotFoundError
+    from sqlmend.llm import sqlgrammar
+    from sqlmend.llm.constrained import Constrainer, grammar_for
+    from sqlmend.llm.local import resolve_checkpoint
+    from sqlmend.paths import data_root as default_root
+
+    spider = Path(data_root or default_root()) / "spider"
+    lltok = Constrainer(AutoTokenizer.from_pretrained(str(resolve_checkpoint(None)),
+                                                      local_files_only=True)).lltok
+    first: dict[str, str] = {}
+    for item in json.loads((spider / "dev.json").read_text()):
+        first.setdefault(item["db_id"], item["query"])
+    rows = []
+    for db_id, original in sorted(first.items()):
+        try:
+            with db.connect(db.benchmark_db(spider / "database", db_id)) as conn:
+                schema = conn.schema()
+        except DatabaseNotFoundError:
+            continue
+        js = sqlgrammar.mark({"type": "object", "properties": {"sql": {"type": "string"}}}, schema,
+                             original=original)
+        query = js["properties"]["sql"][sqlgrammar.SQL_KEY].get("query")
+        top, sub = sqlgrammar.scopes(schema, query)
+        g = sqlgrammar.grammar(schema, "sql", query)
+        grammar, times = grammar_for(js), []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            LLMatcher(lltok, grammar, log_level=0).compute_bitmask()
+            times.append(time.perf_counter() - t0)
+        rows.append({"db": db_id, "tables": len(schema.tables), "query_scopes": len(top),
+                     "sub_scopes": len(sub), "rules": len(g.rules), "lark_kb": len(g.lark()) / 1000,
+                     "build_ms": 1000 * statistics.median(times)})
     return rows
 
 
@@ -401,14 +471,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--refine-answers", type=Path, metavar="RUN_DIR",
                     help="instead: count the refiner answers of a `sqlmend bench correct` run that "
                          "hold SQL and execute")
+    ap.add_argument("--db", default="concert_singer", help="Spider database of llguidance-sql")
+    ap.add_argument("--original", default=ORIGINAL,
+                    help="the SQL whose rewrite llguidance-sql decodes (its FROM makes the grammar's scopes)")
+    ap.add_argument("--answer-sql", help="with --replay: the rewrite's SQL replayed (must be in the grammar)")
+    ap.add_argument("--grammar-sizes", action="store_true",
+                    help="instead: size and build time of the scope SQL grammar on each Spider dev database")
     ap.add_argument("--out", type=Path, help="write the rows as JSON here")
     args = ap.parse_args(argv)
     if args.refine_answers:
         print(json.dumps(refine_answers(args.refine_answers), indent=1))
         return
-    if args.replay:
+    if args.grammar_sizes:
+        rows = grammar_sizes()
+        print("| database | tables | query scopes | sub-query scopes | rules | Lark kB | matcher + first mask ms |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for r in rows:
+            print(f"| {r['db']} | {r['tables']} | {r['query_scopes']} | {r['sub_scopes']} | {r['rules']} | "
+                  f"{r['lark_kb']:.1f} | {r['build_ms']:.1f} |")
+    elif args.replay:
         rows = replay_all(tuple(e for e in args.engines.split(",") if e != "free"),
-                          tuple(args.schemas.split(",")), args.runs)
+                          tuple(args.schemas.split(",")), args.runs, db_id=args.db,
+                          original=args.original, answer_sql=args.answer_sql)
         print("| schema | engine | answer tokens | setup ms (compile) | setup ms (cached) | "
               "µs/token (first matcher) | µs/token (later) |")
         print("| --- | --- | --- | --- | --- | --- | --- |")

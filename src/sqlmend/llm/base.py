@@ -195,7 +195,8 @@ class Backend:
     # --- the public calls -------------------------------------------------
     def chat(self, messages: Sequence[Message], options: ChatOptions | dict | None = None,
              schema: type[BaseModel] | dict | None = None, stage: str = "default",
-             sql_schema: "Schema | None" = None, sql_field: str = "sql") -> ChatResult:
+             sql_schema: "Schema | None" = None, sql_field: str = "sql",
+             sql_original: str | list[str] | None = None) -> ChatResult:
         """Complete a chat.
 
         Args:
@@ -209,6 +210,9 @@ class Backend:
                 model then writes the string property ``sql_field`` under the grammar of
                 one SELECT over these tables and columns (:mod:`sqlmend.llm.sqlgrammar`).
             sql_field: the property holding the SQL.
+            sql_original: with ``sql_schema``: the SQL being rewritten; the grammar's
+                FROM-scopes are then its tables, give or take one, and every column is
+                one of the chosen scope's (:func:`sqlmend.llm.sqlgrammar.scopes`).
 
         Returns:
             A :class:`ChatResult`; ``parsed`` holds the validated object when a schema was given.
@@ -226,7 +230,7 @@ class Backend:
             return self._logged_chat(msgs, opts, None, stage)
         js = json_schema_of(schema)
         if sql_schema is not None and sql_schema.tables:
-            js = sqlgrammar.mark(js, sql_schema, sql_field)
+            js = sqlgrammar.mark(js, sql_schema, sql_field, original=sql_original)
         return chat_structured(self, msgs, opts, schema, stage, json_schema=js)
 
     def embed(self, texts: Sequence[str], stage: str = "embedder") -> "np.ndarray":

@@ -74,7 +74,7 @@ class CallBook:
 
     def ask(self, backend: Any, messages: list[dict[str, str]], *, stage: str,
             schema: type[BaseModel] | None = None, max_tokens: int = 512, role: str = "",
-            sql_schema: Any = None) -> Any:
+            sql_schema: Any = None, sql_original: str | list[str] | None = None) -> Any:
         """Make one greedy chat call through the llm layer, counting and recording it.
 
         Args:
@@ -86,6 +86,8 @@ class CallBook:
             role: what the call is for, in the trace ("localize", "refine", "round 2", ...).
             sql_schema: the database (``types.Schema``) the answer's ``sql`` field is for:
                 local models then write it under that database's SQL grammar.
+            sql_original: with ``sql_schema``: the SQL being rewritten (its FROM makes the
+                grammar's scopes, :func:`sqlmend.llm.sqlgrammar.scopes`).
 
         Returns:
             The backend's ``ChatResult`` (``.text``, ``.parsed``, ``.usage``).
@@ -97,6 +99,8 @@ class CallBook:
         if self.keep_prompts:
             self.prompts.append(entry)
         extra = {"sql_schema": sql_schema} if sql_schema is not None and schema is not None else {}
+        if extra and sql_original:
+            extra["sql_original"] = sql_original
         try:
             res = backend.chat(messages, {"temperature": 0.0, "max_tokens": max_tokens}, schema=schema,
                                stage=stage, **extra)

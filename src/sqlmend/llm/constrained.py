@@ -37,13 +37,17 @@ JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separ
 
 #: Bounds the decoder adds where a schema sets none: a small greedy model otherwise repeats
 #: one array item or one phrase until the token budget runs out, and the cut answer is not
-#: JSON. Validation still uses the caller's schema; these only narrow what is decoded.
+#: JSON. Likewise an object takes only its declared properties (``additionalProperties:
+#: false`` unless the schema says otherwise): without it the model writes keys of its own,
+#: nested ones too, past the budget. Validation still uses the caller's schema; these only
+#: narrow what is decoded.
 MAX_ITEMS = 6
 MAX_STRING = 240
 
 
 def bounded(schema: Any) -> Any:
-    """A copy of a JSON schema with :data:`MAX_ITEMS` / :data:`MAX_STRING` where it has no bound.
+    """A copy of a JSON schema with :data:`MAX_ITEMS` / :data:`MAX_STRING` where it has no bound,
+    and no undeclared properties in an object that declares some.
 
     Args:
         schema: a JSON schema (or part of one).
@@ -53,6 +57,8 @@ def bounded(schema: Any) -> Any:
 
     >>> bounded({"type": "array", "items": {"type": "string"}})
     {'type': 'array', 'items': {'type': 'string', 'maxLength': 240}, 'maxItems': 6}
+    >>> bounded({"type": "object", "properties": {"ok": {"type": "boolean"}}})
+    {'type': 'object', 'properties': {'ok': {'type': 'boolean'}}, 'additionalProperties': False}
     """
     if isinstance(schema, list):
         return [bounded(v) for v in schema]
@@ -65,6 +71,9 @@ def bounded(schema: Any) -> Any:
     if (out.get("type") == "string" and "maxLength" not in out
             and not {"enum", "const", "pattern", "format"} & out.keys()):
         out["maxLength"] = MAX_STRING
+    if out.get("type") == "object" and isinstance(out.get("properties"), dict) \
+            and "additionalProperties" not in out:
+        out["additionalProperties"] = False
     return out
 
 
@@ -76,6 +85,9 @@ def bounded(schema: Any) -> Any:
 CLOSE_RESERVE = 16
 CLOSE_EXTRA = 32
 _CLOSERS = "}]\")'"
+#: Added to the closing class of a token made of closing characters only (``"}``, ``]}``):
+#: preferred to one that closes and goes on (``",`` would open the next property).
+_PURE = 16
 
 
 def enabled_by_env() -> bool:
@@ -123,7 +135,8 @@ def answer_lark(json_schema: dict) -> str:
         if isinstance(prop, dict) and sqlgrammar.SQL_KEY in prop:
             rule = f"sql_{i}"
             parts.append(f'{head} "\\"" {rule} "\\""')
-            rules.append(sqlgrammar.sql_lark(sqlgrammar.from_spec(prop[sqlgrammar.SQL_KEY]), rule))
+            mark = prop[sqlgrammar.SQL_KEY]
+            rules.append(sqlgrammar.sql_lark(sqlgrammar.from_spec(mark), rule, mark.get("query")))
         else:
             sub = dict(sqlgrammar.unmark(prop)) if isinstance(prop, dict) else {}
             if defs:
@@ -179,9 +192,12 @@ class Constrainer:
         n = len(tokenizer)
         self.closing = np.full(n, -1, dtype=np.int8)
         for i, text in enumerate(tokenizer.convert_ids_to_tokens(list(range(n)))):
-            head = tokenizer.convert_tokens_to_string([text]).lstrip()[:1] if text else ""
-            if head and head in _CLOSERS:
-                self.closing[i] = 1 + _CLOSERS.index(head)
+            lead = tokenizer.convert_tokens_to_string([text]).lstrip() if text else ""
+            head = lead[:1]
+            # a quote closes a SQL string only as a lone token ('' or '. would go on inside it)
+            if head and head in _CLOSERS and (head != "'" or lead == "'"):
+                pure = set(lead.rstrip()) <= set(_CLOSERS)
+                self.closing[i] = 1 + _CLOSERS.index(head) + (_PURE if pure else 0)
         eos = eos_token_id if eos_token_id is not None else tokenizer.eos_token_id
         for e in (eos if isinstance(eos, list) else [eos]):
             if e is not None and 0 <= int(e) < n:
@@ -283,9 +299,10 @@ class GrammarProcessor:
         classes[blocked] = -1
         for char in closers(text):
             want = 0 if char == "" else 1 + _CLOSERS.index(char)
-            if (classes == want).any():
-                self.closed += 1
-                return classes != want
+            for cls in ((want + _PURE, want) if want else (0,)):
+                if (classes == cls).any():
+                    self.closed += 1
+                    return classes != cls
         return blocked
 
 
@@ -296,12 +313,16 @@ def closers(text: str) -> list[str]:
         text: the answer so far.
 
     Returns:
-        Closing characters in order of preference.
+        Closing characters in order of preference. Inside a SQL string literal (an odd
+        number of ``'`` in the JSON string so far) only ``'`` ends it: there ``)`` and the
+        like are the literal's text, and preferring them would never close it.
 
     >>> closers('{"sql": "SELECT a FROM t WHERE b IN (1'), closers('{"a": [1, 2'), closers('{}')
     (['"', ')', "'"], [']', '"'], ['', '"'])
+    >>> closers('{"sql": "SELECT a FROM t WHERE b = ' + "'x)")
+    ["'"]
     """
-    stack, in_string, escaped = [], False, False
+    stack, in_string, escaped, quotes = [], False, False, 0
     for ch in text:
         if in_string:
             if escaped:
@@ -310,12 +331,14 @@ def closers(text: str) -> list[str]:
                 escaped = True
             elif ch == '"':
                 in_string = False
+            elif ch == "'":
+                quotes += 1
         elif ch == '"':
-            in_string = True
+            in_string, quotes = True, 0
         elif ch in "[{":
             stack.append("]" if ch == "[" else "}")
         elif ch in "]}" and stack:
             stack.pop()
     if in_string:
-        return ['"', ")", "'"]
+        return ["'"] if quotes % 2 else ['"', ")", "'"]
     return ([stack[-1]] if stack else [""]) + ['"']

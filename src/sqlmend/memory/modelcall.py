@@ -27,7 +27,8 @@ def _jsonable(value: Any) -> str:
 
 
 def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, stage: str = "solver",
-        sql_schema: Any = None, **fields: Any) -> BaseModel | None:
+        sql_schema: Any = None, sql_original: str | list[str] | None = None,
+        **fields: Any) -> BaseModel | None:
     """Fill prompt ``name`` and ask the backend for an answer of type ``answer_type``.
 
     Args:
@@ -38,6 +39,7 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, s
         stage: the llm stage the call is logged under (recovery, judge, solver).
         sql_schema: the database (``types.Schema``) of the answer's ``sql`` field: a local
             model writes it under the grammar of one SELECT over that database.
+        sql_original: the SQL the answer rewrites, or several (their FROMs make the grammar's scopes).
         **fields: values for the template's placeholders (non-strings as JSON).
 
     Returns:
@@ -46,7 +48,7 @@ def ask(backend: Any, name: str, answer_type: type[BaseModel], book: CallBook, s
     messages = prompts.messages(prompts.load("sqlmend.memory", name), **{k: _jsonable(v) for k, v in fields.items()})
     try:
         reply = book.ask(backend, messages, stage=stage, schema=answer_type, max_tokens=MAX_TOKENS,
-                         sql_schema=sql_schema)
+                         sql_schema=sql_schema, sql_original=sql_original)
     except ModelError:  # counted by the book; garbage twice costs both calls
         return None
     parsed = reply if isinstance(reply, answer_type) else getattr(reply, "parsed", None)

@@ -101,8 +101,9 @@ def recover(db: Any, question: str, wrong_sql: str, corrected_sql: str, schema: 
         return Recovery(None, "none", f"{reason} (> {max_direct_edits}) and no model configured")
     usage, feedback = CallBook(keep_prompts=False), "none yet"
     for t in range(1, budget + 1):
+        # the repair's FROM: the incorrect SQL's or the correction's tables, give or take one
         answer = ask(backend, "recover", Proposal, usage, "recovery", sql_schema=schema,
-                     question=question, schema=schema_text,
+                     sql_original=[wrong_sql, corrected_sql], question=question, schema=schema_text,
                      wrong=wrong_sql, reference=corrected_sql, feedback=feedback)
         if answer is None:
             feedback = "the previous answer was not valid JSON with a 'sql' field"

@@ -107,7 +107,8 @@ def build_messages(briefs: list[ErrorBrief], *, question: str, evidence: str, sq
 
 
 def rewrite(backend: Any, messages: list[dict[str, str]], book: CallBook,
-            stage: str = "refiner", max_tokens: int = 192, sql_schema: Any = None) -> Rewrite:
+            stage: str = "refiner", max_tokens: int = 192, sql_schema: Any = None,
+            sql_original: str | None = None) -> Rewrite:
     """Ask RefLLM for the rewrite.
 
     A structured answer that does not validate is read as text once more (the SQL
@@ -121,6 +122,8 @@ def rewrite(backend: Any, messages: list[dict[str, str]], book: CallBook,
         max_tokens: most tokens RefLLM may generate (a SQL in JSON is short).
         sql_schema: the database's ``types.Schema``: a local model then writes the SQL
             under the grammar of one SELECT over its tables and columns.
+        sql_original: the SQL being rewritten: the grammar's FROM-scopes are its tables,
+            give or take one, and the SQL names only the chosen scope's columns.
 
     Returns:
         The proposed :class:`Rewrite` (``sql`` "" when the model gave none).
@@ -130,7 +133,7 @@ def rewrite(backend: Any, messages: list[dict[str, str]], book: CallBook,
     """
     try:
         res = book.ask(backend, messages, stage=stage, schema=RewriteAnswer, role="refine",
-                       max_tokens=max_tokens, sql_schema=sql_schema)
+                       max_tokens=max_tokens, sql_schema=sql_schema, sql_original=sql_original)
     except StructuredOutputError as exc:
         text = sql_from_text(exc.raw or "")
         return Rewrite(sql=text, note="answer was not valid JSON"

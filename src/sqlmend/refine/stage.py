@@ -104,7 +104,8 @@ class RefineStage(StageBase):
         trace.detail["extracts"] = [b.extract.to_dict() for b in briefs]
         msgs = build_messages(briefs, question=ctx.task.question, evidence=ctx.task.evidence,
                               sql_text=ctx.sql, shots=self.settings.shots)
-        proposal = rewrite(ref_backend, msgs, book, max_tokens=max_tokens, sql_schema=schema)
+        proposal = rewrite(ref_backend, msgs, book, max_tokens=max_tokens, sql_schema=schema,
+                           sql_original=ctx.sql)
         trace.detail["addressed"] = proposal.addressed
         if proposal.no_change or not proposal.sql:
             trace.note = proposal.note or "the model proposed no SQL; original kept"

@@ -61,3 +61,43 @@ def conjuncts(cond: exp.Expression) -> list[exp.Expression]:
     if isinstance(cond, exp.Paren) and isinstance(cond.this, exp.And):
         return conjuncts(cond.this)
     return [cond]
+
+
+def from_tables(tree: exp.Expression) -> tuple[list[tuple[str, str | None]], list[tuple[str, str, str, str]]]:
+    """The tables of a query's first SELECT's FROM and JOINs, and its column-equality joins.
+
+    For a set operation the left-most SELECT is read; a sub-query in FROM is skipped
+    (it is no table). Names are as written; aliases only where written.
+
+    Args:
+        tree: a parsed query.
+
+    Returns:
+        ``([(table, alias or None), ...], [(table_a, column_a, table_b, column_b), ...])``,
+        the second from ``ON a.x = b.y`` terms whose both sides name a table of the FROM.
+
+    >>> from sqlmend.sql import parse
+    >>> from_tables(parse("SELECT 1 FROM a AS T1 JOIN b AS T2 ON T1.x = T2.y AND T1.z > 3"))
+    ([('a', 'T1'), ('b', 'T2')], [('a', 'x', 'b', 'y')])
+    """
+    select = tree
+    while isinstance(select, exp.SetOperation):
+        select = select.this
+    if isinstance(select, exp.Subquery):
+        select = select.unnest()
+    if not isinstance(select, exp.Select):
+        return [], []
+    sources = [select.args.get("from") or select.args.get("from_")]
+    sources = [s.this for s in sources if s is not None] + [j.this for j in select.args.get("joins") or []]
+    tables = [(t.name, t.alias or None) for t in sources if isinstance(t, exp.Table) and t.name]
+    by_ref = {(alias or name).lower(): name for name, alias in tables}
+    joins = []
+    for j in select.args.get("joins") or []:
+        on = j.args.get("on")
+        for term in conjuncts(on) if on is not None else []:
+            if isinstance(term, exp.EQ) and all(isinstance(s, exp.Column) for s in (term.this, term.expression)):
+                a, b = term.this, term.expression
+                ta, tb = by_ref.get(a.table.lower()), by_ref.get(b.table.lower())
+                if ta and tb:
+                    joins.append((ta, a.name, tb, b.name))
+    return tables, joins
