@@ -122,3 +122,19 @@ def test_unknown_option_is_refused():
 
     with pytest.raises(ConfigError, match="known: .*beam"):
         SearchStage.from_config({"beem": 3})
+
+
+def test_suspect_scope_searches_an_unflagged_query_only_when_the_verifier_doubts_it():
+    def trace_of(below):
+        pipe = Pipeline(PipelineConfig(stages=["search", "guard"],
+                                       options={"search": {"scope": "suspect", "suspect_below": below}}),
+                        resolve=lambda stage: None)
+        c = pipe.correct(_task(Q111, GOLD_111))
+        return next(t for t in c.stages if t.stage == "search")
+
+    trusted = trace_of(0.0)
+    assert trusted.status == "skipped" and "trusts it" in trusted.note
+    score = trusted.detail["original_score"]
+    doubted = trace_of(min(1.0, score + 0.01))
+    assert doubted.status == "ran" and any(f.startswith("verifier score") for f in doubted.detail["flags"])
+    assert doubted.detail["distinct"] > 0

@@ -30,3 +30,54 @@ def test_calibration_picks_the_smallest_margin_meeting_both_targets():
     assert chosen["margin"] == 0.15 and chosen["fixed"] == 3 and chosen["broken"] == 0
     loose = train.outcome(decided, 0.0)
     assert loose["broken"] == 1 and loose["replaced"] == 5 and abs(loose["precision"] - 3 / 5) < 1e-9
+
+
+def test_scopes_search_what_they_say_and_the_suspect_threshold_is_calibrated():
+    # two correct originals the verifier trusts, one it doubts; wrong originals flagged or doubted
+    decided = ([{"orig": 1, "best": 0, "gap": 0.2, "flagged": False, "s0": 0.9, "kind": "gold", "reachable": 0}] * 2
+               + [{"orig": 1, "best": 0, "gap": 0.6, "flagged": False, "s0": 0.3, "kind": "gold", "reachable": 0}]
+               + [{"orig": 0, "best": 1, "gap": 0.5, "flagged": True, "s0": 0.2, "kind": "rule1", "reachable": 1}]
+               + [{"orig": 0, "best": 1, "gap": 0.5, "flagged": False, "s0": 0.1, "kind": "rule1", "reachable": 1}] * 2)
+    assert train.outcome(decided, 0.4, scope="flagged")["fixed"] == 1
+    assert train.outcome(decided, 0.4, scope="suspect", suspect_below=0.15)["fixed"] == 3
+    everything = train.outcome(decided, 0.4, scope="all")
+    assert everything["fixed"] == 3 and everything["broken"] == 1
+    chosen = train.calibrate_suspect(decided, precision=0.9, max_false_rate=0.0)
+    # below 0.3 the doubted correct original stays unsearched; 0.15 already reaches every fix
+    assert chosen["fixed"] == 3 and chosen["broken"] == 0 and chosen["suspect_below"] == 0.15
+    assert chosen["margin"] == 0.0
+
+
+def test_operators_are_drawn_by_the_real_error_mix():
+    import random
+
+    firsts = [train.weighted_operators(random.Random(i))[0].name for i in range(400)]
+    assert firsts.count("attribute_drop") > 10 * max(1, firsts.count("set_operation_swap"))
+    order = train.weighted_operators(random.Random(0))
+    assert sorted(op.name for op in order) == sorted(train.OPERATORS), "every operator once"
+
+
+def test_training_cases_of_each_kind_are_wrong_on_a_real_database(data_dir, spider_conn):
+    import random
+
+    from sqlmend.bench import load_dataset
+    from sqlmend.synth import differs
+
+    ds = load_dataset("spider-train")
+    tasks = [t for t in ds.tasks if t.db_id == "department_management"]
+    neighbours = train.Neighbours(ds.tasks)
+    task = next(t for t in tasks if "How many heads" in t.question)
+    near = neighbours.of(task)
+    assert near and all(qid != task.question_id for qid, _ in near)
+    assert {t.db_id for t in ds.tasks if t.question_id in {q for q, _ in near}} == {"department_management"}
+    db = spider_conn("department_management")
+    gold_res = db.execute(task.gold)
+    cases = train._cases(task, db, gold_res, random.Random(0), 1, 5.0, ("rule1", "rule2", "neighbour"),
+                         neighbours)
+    assert cases[0] == ("gold", task.gold)
+    kinds = [k.split(":")[0] for k, _ in cases[1:]]
+    assert "neighbour" in kinds and ("rule1" in kinds or "rule2" in kinds)
+    for kind, sql_text in cases[1:]:
+        assert differs(db.execute(sql_text), gold_res), (kind, sql_text)
+    two = [k for k, _ in cases if k.startswith("rule2:")]
+    assert all(len(k.split(":")[1].split("+")) == 2 for k in two)

@@ -10,11 +10,19 @@ from pathlib import Path
 import typer
 from tqdm import tqdm
 
+KINDS = "rule1,rule2,neighbour"
+
 
 def train_verifier(
     dataset: str = typer.Option("spider-train", help="Training questions (never dev/test)."),
     questions: int = typer.Option(4000, help="Training questions used (a seeded sample)."),
     seed: int = typer.Option(0, help="Sampling and perturbation seed."),
+    skip: int = typer.Option(0, help="Skip the first N questions of the seeded order (e.g. those an "
+                                     "earlier verifier trained on, to compare on questions new to both)."),
+    kinds: str = typer.Option(KINDS, help="Wrong originals per question, comma-separated: rule "
+                              "(uniform single perturbations), rule1 / rule2 (one / two perturbations drawn "
+                              "by the real error mix), neighbour (the gold of a similar question on the "
+                              "database with another result)."),
     data: Path = typer.Option(None, help="The training-case file (JSONL; resumed when it exists). "
                                          "Default: <cache>/search/verifier-train.jsonl."),
     out: Path = typer.Option(None, help="Where to write the weights (default: the shipped "
@@ -23,6 +31,8 @@ def train_verifier(
     max_false_rate: float = typer.Option(0.01, help="Held-out share of correct originals it may replace."),
     holdout: float = typer.Option(0.2, help="Share of training databases held out for calibration."),
     max_iter: int = typer.Option(300, help="Boosting rounds."),
+    compare: Path = typer.Option(None, help="An earlier verifier file to score and calibrate on the same "
+                                            "held-out cases (reported beside the new one)."),
     build_only: bool = typer.Option(False, "--build-only", help="Only build (or resume) the training cases."),
 ) -> None:
     """Build the verifier's training cases from Spider TRAIN (gold = correct original, execution-verified
@@ -43,10 +53,17 @@ def train_verifier(
     ds = load_dataset(dataset)
     tasks = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
     random.Random(seed).shuffle(tasks)
-    tasks = tasks[:questions]
+    pool = list(ds.tasks)
+    tasks = tasks[skip:skip + questions]
+    kind_list = [k.strip() for k in kinds.split(",") if k.strip()]
+    unknown = set(kind_list) - {"rule", "rule1", "rule2", "neighbour"}
+    if unknown:
+        typer.secho(f"unknown --kinds {sorted(unknown)}", err=True, fg="red")
+        raise typer.Exit(2)
     data = data or cache_dir("search") / "verifier-train.jsonl"
     bar = tqdm(total=len(tasks), desc="cases", unit="q")
-    for msg in training.build(tasks, lambda d: str(ds.db_path(d)), data, seed=seed, progress=bar.update):
+    for msg in training.build(tasks, lambda d: str(ds.db_path(d)), data, seed=seed, progress=bar.update,
+                              kinds=kind_list, neighbours=training.Neighbours(pool)):
         tqdm.write(msg)
     bar.close()
     if build_only:
@@ -54,15 +71,16 @@ def train_verifier(
         return
     cases = [c for c in training.load(data) if c["qid"] in {t.question_id for t in tasks}]
     spec = training.fit(cases, holdout=holdout, precision=precision, max_false_rate=max_false_rate,
-                        max_iter=max_iter, seed=seed)
+                        max_iter=max_iter, seed=seed,
+                        baseline=json.loads(compare.read_text()) if compare else None)
     spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": dataset,
-                             "command": f"sqlmend train-verifier --questions {questions} --seed {seed} "
+                             "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
+                                        f"--kinds {','.join(kind_list)} "
                                         f"--precision {precision} --max-false-rate {max_false_rate}"})
     target = out or WEIGHTS
     target.write_text(json.dumps(spec, separators=(",", ":")) + "\n")
     held = spec["training"]["held_out"]
-    typer.echo(json.dumps({"held_out": {k: v for k, v in held.items() if k != "curve"},
-                           "margin": spec["decision"]["margin"]}, indent=1))
+    typer.echo(json.dumps({"held_out": held, "decision": spec["decision"]}, indent=1))
     typer.echo(f"wrote {target} ({target.stat().st_size // 1024} KiB)")
 
 
@@ -72,7 +90,7 @@ def bench_search_cmd(
     sample: int = typer.Option(0, help="A seeded sample of N questions (0: all)."),
     seed: int = typer.Option(0, help="Seed of --sample."),
     limit: int = typer.Option(0, help="Only the first N questions (0: all)."),
-    scope: str = typer.Option("flagged", help="Which queries are searched: flagged | all."),
+    scope: str = typer.Option("flagged", help="Which queries are searched: flagged | suspect | all."),
     option: list[str] = typer.Option(None, "--option", help="search.KEY=VALUE, repeatable "
                                                             "(beam, expand, budget, margin, ...)."),
     timeout: float = typer.Option(10.0, help="Seconds each static probe and guard execution may run."),

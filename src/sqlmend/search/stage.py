@@ -27,9 +27,12 @@ from sqlmend.types import StageTrace
 class SearchOptions(StageSettings):
     """Options of the search stage (``--option search.KEY=VALUE``)."""
 
-    scope: Literal["flagged", "all"] = Field(
+    scope: Literal["flagged", "suspect", "all"] = Field(
         "flagged", description="which queries are searched: flagged (a finding, an execution error or "
-                               "an empty result) or all")
+                               "an empty result), suspect (flagged, or the verifier's score of the "
+                               "original below the threshold calibrated on Spider train) or all")
+    suspect_below: float | None = Field(None, description="scope=suspect: search an unflagged query whose "
+                                                          "score is below this (default: the calibrated one)")
     beam: int = Field(200, ge=1, description="executed candidates per query at most")
     expand: int = Field(6, ge=0, description="one-edit candidates that get a second edit")
     budget: float = Field(0.3, gt=0, description="seconds of search (generation and execution) per query")
@@ -82,9 +85,18 @@ class SearchStage(StageBase):
             return self._done(trace, start), None
         schema = ctx.db.schema()
         inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "")
+        verifier = self.verifier
+        if s.scope == "suspect" and not flags:
+            below = s.suspect_below if s.suspect_below is not None else verifier.suspect_below
+            orig.score = verifier.score_all(inp, orig, [], ctx.findings)[0]
+            trace.detail["original_score"] = round(orig.score, 4)
+            if orig.score >= below:
+                trace.status = "skipped"
+                trace.note = f"nothing flags this query and the verifier trusts it ({orig.score:.3f} >= {below:g})"
+                return self._done(trace, start), None
+            flags.append(f"verifier score {orig.score:.3f} < {below:g}")
         settings = SearchSettings(beam=s.beam, expand=s.expand, budget=s.budget, timeout=s.timeout,
                                   max_rows=s.max_rows)
-        verifier = self.verifier
 
         def rank(original: Executed, cands: list[Executed]) -> list[float]:
             return verifier.score_all(inp, original, cands, ctx.findings)[1:]
@@ -104,7 +116,7 @@ class SearchStage(StageBase):
         for c, sc in zip(rest, scores[1:]):
             c.score = sc
         ranked = sorted(cands, key=lambda c: -c.score)
-        margin = s.margin if s.margin is not None else verifier.margin
+        margin = s.margin if s.margin is not None else verifier.margin_for(s.scope)
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
         if backend is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 import zlib
 from pathlib import Path
@@ -32,27 +33,127 @@ from sqlmend.errors import SqlmendError
 from sqlmend.search.engine import SearchSettings, execute_original, result_key, search
 from sqlmend.search.features import FEATURE_NAMES, Featurizer
 from sqlmend.search.generators import SearchInput
-from sqlmend.synth import OPERATORS, perturb
+from sqlmend.synth import OPERATORS, differs, perturb
 from sqlmend.types import Task
 
 
+#: How often each perturbation operator starts a training error: the mix of edits between real wrong
+#: predictions and their gold (issue 16, measured with ``sql.diff`` on three systems' wrong predictions
+#: within two edits: projection column dropped 99 / added 61, WHERE condition replaced 88 / added 18,
+#: ORDER BY 39, projected expression 37, join table added 22 / dropped 17, GROUP BY 28), spread over the
+#: operators of each kind; the rest weigh 3.
+REAL_MIX: dict[str, float] = {
+    "attribute_drop": 80, "attribute_add": 80,
+    "condition_column_swap": 30, "value_variant": 18, "number_shift": 18, "operator_flip": 17,
+    "connective_flip": 5, "condition_drop": 18,
+    "order_by_swap": 18, "sort_direction_flip": 12, "limit_change": 9,
+    "attribute_swap": 17, "aggregate_swap": 12, "aggregate_drop": 8,
+    "join_add": 22, "join_drop": 17, "join_key_swap": 4, "table_swap": 4,
+    "group_by_drop": 18, "having_drop": 10,
+}
+
+#: The kinds of wrong original a training question gets (besides its gold, the correct original).
+KINDS = ("rule1", "rule2", "neighbour")
+
+
+def weighted_operators(rng: random.Random, mix: dict[str, float] | None = None) -> list[Any]:
+    """Every perturbation operator once, in a random order drawn by weight (``REAL_MIX``)."""
+    mix = REAL_MIX if mix is None else mix
+    keyed = [(rng.random() ** (1.0 / mix.get(op.name, 3.0)), op.name, op) for op in OPERATORS.values()]
+    return [op for _, _, op in sorted(keyed, key=lambda k: (-k[0], k[1]))]
+
+
+_WORD = re.compile(r"[a-z0-9_]+")
+_SQL_LITERAL = re.compile(r"'[^']*'|\"[^\"]*\"|\b\d+(\.\d+)?\b")
+
+
+def _tokens(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _similarity(a: tuple[set[str], set[str]], b: tuple[set[str], set[str]]) -> float:
+    """Mean Jaccard similarity of question tokens and SQL skeleton tokens (literals removed)."""
+    def jac(x: set[str], y: set[str]) -> float:
+        return len(x & y) / len(x | y) if x or y else 0.0
+
+    return 0.5 * jac(a[0], b[0]) + 0.5 * jac(a[1], b[1])
+
+
+class Neighbours:
+    """Gold SQL of other training questions on the same database, most similar first.
+
+    A neighbour gold whose result differs from a question's gold is a plausible, human-written wrong
+    query for that question (the right SQL of a similar question).
+    """
+
+    def __init__(self, tasks: Iterable[Task]):
+        self.by_db: dict[str, list[tuple[str, str, tuple[set[str], set[str]]]]] = {}
+        for t in tasks:
+            if t.gold:
+                self.by_db.setdefault(t.db_id, []).append((t.question_id, t.gold, self.key(t)))
+
+    @staticmethod
+    def key(task: Task) -> tuple[set[str], set[str]]:
+        return _tokens(task.question), _tokens(_SQL_LITERAL.sub(" ", task.gold))
+
+    def of(self, task: Task, n: int = 6) -> list[tuple[str, str]]:
+        """``[(question_id, gold)]`` of the ``n`` most similar other questions with another gold SQL."""
+        me = self.key(task)
+        norm = " ".join(task.gold.lower().split())
+        pool = [(qid, gold, _similarity(me, k)) for qid, gold, k in self.by_db.get(task.db_id, [])
+                if qid != task.question_id and " ".join(gold.lower().split()) != norm]
+        pool.sort(key=lambda x: (-x[2], x[0]))
+        return [(qid, gold) for qid, gold, _ in pool[:n]]
+
+
 def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question: int,
-           timeout: float) -> list[tuple[str, str]]:
-    """``[(kind, sql)]``: the gold (its result ``gold_res``), then perturbations of it from different operators."""
+           timeout: float, kinds: Iterable[str] = ("rule",),
+           neighbours: Neighbours | None = None) -> list[tuple[str, str]]:
+    """``[(kind, sql)]``: the gold (its result ``gold_res``), then wrong originals of the ``kinds``.
+
+    * ``rule`` — ``per_question`` perturbations of the gold from different operators (uniform order);
+    * ``rule1`` — one perturbation, its operator drawn by the real error mix (``REAL_MIX``);
+    * ``rule2`` — two perturbations in a row (operators drawn by the mix), still wrong;
+    * ``neighbour`` — the gold of the most similar other question on the database whose result differs.
+    """
     gold = task.gold
     out = [("gold", gold)]
-    ops = list(OPERATORS.values())
-    rng.shuffle(ops)
-    for text, op, _ in perturb(gold, db.schema(), db, gold_res, rng, ops, timeout):
-        out.append((f"rule:{op.name}", text))
-        if len(out) > per_question:
+    schema = db.schema()
+    kinds = list(kinds)
+    if "rule" in kinds:
+        ops = list(OPERATORS.values())
+        rng.shuffle(ops)
+        for text, op, _ in perturb(gold, schema, db, gold_res, rng, ops, timeout):
+            out.append((f"rule:{op.name}", text))
+            if len(out) > per_question:
+                break
+    if "rule1" in kinds:
+        for text, op, _ in perturb(gold, schema, db, gold_res, rng, weighted_operators(rng), timeout):
+            out.append((f"rule1:{op.name}", text))
             break
+    if "rule2" in kinds:
+        for text, op, _ in perturb(gold, schema, db, gold_res, rng, weighted_operators(rng), timeout):
+            second = [o for o in weighted_operators(rng) if o.name != op.name]
+            for text2, op2, _ in perturb(text, schema, db, gold_res, rng, second, timeout):
+                out.append((f"rule2:{op.name}+{op2.name}", text2))
+                break
+            break
+    if "neighbour" in kinds and neighbours is not None:
+        for qid, other in neighbours.of(task):
+            try:
+                res = db.execute(other, timeout=timeout, max_rows=2000)
+            except (SqlmendError, OSError):
+                continue
+            if differs(res, gold_res):
+                out.append((f"neighbour:{qid}", other))
+                break
     return out
 
 
 def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_question: int = 2,
           seed: int = 0, settings: SearchSettings | None = None, timeout: float = 5.0,
-          progress: Callable[[int], None] | None = None) -> Iterator[str]:
+          progress: Callable[[int], None] | None = None, kinds: Iterable[str] = KINDS,
+          neighbours: Neighbours | None = None) -> Iterator[str]:
     """Append one JSON line per case to ``out`` (skipping questions already there).
 
     Each line: ``{"qid", "db_id", "kind", "labels": [original, candidates...], "X": [[...], ...],
@@ -87,7 +188,7 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
                 db = conns[task.db_id]
                 gold_res = db.execute(task.gold, timeout=timeout, max_rows=2000)
                 gold_key = result_key(gold_res)
-                cases = _cases(task, db, gold_res, rng, per_question, timeout)
+                cases = _cases(task, db, gold_res, rng, per_question, timeout, kinds, neighbours)
                 inp = SearchInput(task.question, db.schema(), db.value_index(), task.evidence)
             except (SqlmendError, OSError) as exc:
                 yield f"{task.question_id}: skipped ({exc})"
@@ -149,55 +250,115 @@ def export(clf: Any) -> dict[str, Any]:
 
 
 def decisions(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list[dict[str, Any]]:
-    """Per case: original label, the best candidate's label, and the score gap (best - original)."""
+    """Per case: original label, the best candidate's label, the score gap (best - original), the
+    original's score and whether earlier evidence flags the original."""
     out = []
     for case, s in zip(cases, scores):
+        base = {"kind": case["kind"], "flagged": bool(case.get("flagged")), "s0": float(s[0]) if len(s) else 1.0,
+                "reachable": int(any(case["labels"][1:])), "orig": case["labels"][0]}
         if len(s) < 2:
-            out.append({"orig": case["labels"][0], "best": 0, "gap": -1.0, "kind": case["kind"],
-                        "reachable": 0})
+            out.append({**base, "best": 0, "gap": -1.0})
             continue
         best = 1 + int(np.argmax(s[1:]))
-        out.append({"orig": case["labels"][0], "best": case["labels"][best], "gap": float(s[best] - s[0]),
-                    "kind": case["kind"], "reachable": int(any(case["labels"][1:]))})
+        out.append({**base, "best": case["labels"][best], "gap": float(s[best] - s[0])})
     return out
 
 
-def outcome(decided: list[dict[str, Any]], margin: float, correct_weight: float = 1.0) -> dict[str, Any]:
-    """Fixed / broken / replacements at one margin.
+def searched(d: dict[str, Any], scope: str, suspect_below: float = 0.0) -> bool:
+    """Whether a query of the decided list is searched under ``scope`` (the stage's rule)."""
+    return scope == "all" or d["flagged"] or (scope == "suspect" and d["s0"] < suspect_below)
+
+
+def outcome(decided: list[dict[str, Any]], margin: float, correct_weight: float = 1.0,
+            scope: str = "all", suspect_below: float = 0.0) -> dict[str, Any]:
+    """Fixed / broken / replacements at one margin, the queries of ``scope`` searched.
 
     ``precision`` counts each correct original ``correct_weight`` times (the mix of
-    correct and wrong originals the precision is stated for).
+    correct and wrong originals the precision is stated for); ``false_rate`` is over
+    every correct original, searched or not.
     """
-    rep = [d for d in decided if d["gap"] > margin]
+    rep = [d for d in decided if d["gap"] > margin and searched(d, scope, suspect_below)]
     fixed = sum(1 for d in rep if not d["orig"] and d["best"])
     broken = sum(1 for d in rep if d["orig"] and not d["best"])
     correct_orig = sum(d["orig"] for d in decided)
     wrong_orig = len(decided) - correct_orig
     weighted = sum(correct_weight if d["orig"] else 1.0 for d in rep)
-    return {"margin": margin, "replaced": len(rep), "fixed": fixed, "broken": broken,
-            "precision": fixed / weighted if rep else None,
-            "fix_rate": fixed / wrong_orig if wrong_orig else 0.0,
-            "false_rate": broken / correct_orig if correct_orig else 0.0,
-            "wrong_originals": wrong_orig, "correct_originals": correct_orig}
+    out = {"margin": margin, "scope": scope, "replaced": len(rep), "fixed": fixed, "broken": broken,
+           "precision": fixed / weighted if rep else None,
+           "fix_rate": fixed / wrong_orig if wrong_orig else 0.0,
+           "false_rate": broken / correct_orig if correct_orig else 0.0,
+           "wrong_originals": wrong_orig, "correct_originals": correct_orig}
+    if scope == "suspect":
+        out["suspect_below"] = suspect_below
+        out["searched"] = sum(searched(d, scope, suspect_below) for d in decided)
+    return out
 
 
 def calibrate(decided: list[dict[str, Any]], precision: float, max_false_rate: float,
-              correct_weight: float = 1.0) -> dict[str, Any]:
+              correct_weight: float = 1.0, scope: str = "all", suspect_below: float = 0.0) -> dict[str, Any]:
     """The smallest margin on a grid meeting both targets (the largest grid value when none does)."""
     grid = [round(x, 3) for x in np.arange(0.0, 1.0, 0.01)]
-    chosen = None
     for m in grid:
-        o = outcome(decided, m, correct_weight)
+        o = outcome(decided, m, correct_weight, scope, suspect_below)
         if (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate:
-            chosen = o
-            break
-    return chosen or outcome(decided, grid[-1], correct_weight)
+            return o
+    return outcome(decided, grid[-1], correct_weight, scope, suspect_below)
+
+
+def calibrate_suspect(decided: list[dict[str, Any]], precision: float, max_false_rate: float,
+                      correct_weight: float = 1.0) -> dict[str, Any]:
+    """``scope=suspect``: the threshold on the original's score (an unflagged query is searched below
+    it) and the margin that fix the most held-out wrong originals within both targets (ties: the
+    lower threshold, fewer queries searched)."""
+    best = None
+    for t in [round(x, 2) for x in np.arange(0.0, 1.0001, 0.05)]:
+        o = calibrate(decided, precision, max_false_rate, correct_weight, "suspect", t)
+        ok = (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate
+        if ok and (best is None or o["fixed"] > best["fixed"]):
+            best = o
+    return best or calibrate(decided, precision, max_false_rate, correct_weight, "suspect", 0.0)
+
+
+def held_out_report(test: list[dict[str, Any]], scores: list[np.ndarray], precision: float,
+                    max_false_rate: float, correct_weight: float) -> dict[str, Any]:
+    """Recall, selection and the calibrated decision of every scope on held-out cases (``scores``:
+    one array per case, the original first)."""
+    decided = decisions(test, scores)
+    reach = [d for d in decided if not d["orig"]]
+    chosen = {scope: calibrate(decided, precision, max_false_rate, correct_weight, scope)
+              for scope in ("flagged", "all")}
+    chosen["suspect"] = calibrate_suspect(decided, precision, max_false_rate, correct_weight)
+    kinds = sorted({d["kind"].split(":")[0] for d in decided})
+    per_kind = {}
+    for k in kinds:
+        part = [d for d in decided if d["kind"].split(":")[0] == k]
+        per_kind[k] = {scope: outcome(part, c["margin"], correct_weight, scope, c.get("suspect_below", 0.0))
+                       for scope, c in chosen.items()}
+        wrong = [d for d in part if not d["orig"]]
+        per_kind[k]["cases"] = len(part)
+        per_kind[k]["recall"] = sum(d["reachable"] for d in wrong) / len(wrong) if wrong else None
+    return {"cases": len(test), "questions": len({c["qid"] for c in test}),
+            "databases": len({c["db_id"] for c in test}),
+            "candidate_recall": sum(d["reachable"] for d in reach) / len(reach) if reach else 0.0,
+            "selection_accuracy": (sum(d["best"] for d in reach if d["reachable"]) /
+                                   max(1, sum(d["reachable"] for d in reach))),
+            "chosen": chosen, "per_kind": per_kind, "correct_weight": correct_weight,
+            "curve": [outcome(decided, m, correct_weight) for m in (0.0, 0.2, 0.4, 0.6, 0.8)],
+            "curve_flagged": [outcome(decided, m, correct_weight, "flagged") for m in (0.0, 0.2, 0.4, 0.6, 0.8)]}
 
 
 def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.93,
-        max_false_rate: float = 0.01, max_iter: int = 300, seed: int = 0) -> dict[str, Any]:
-    """Train on the training databases, calibrate on the held-out ones, refit on all, return the spec."""
+        max_false_rate: float = 0.01, max_iter: int = 300, seed: int = 0,
+        baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Train on the training databases, calibrate on the held-out ones, refit on all, return the spec.
+
+    The decision stores one margin per scope (``flagged``, ``all``, and for ``suspect`` the threshold
+    on the original's score too), each the calibrated one for that scope. ``baseline``: an earlier
+    verifier file, scored and calibrated on the same held-out cases for comparison.
+    """
     from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from sqlmend.search.verifier import TreeEnsemble
 
     # correct and wrong originals weigh the same in training and in the stated precision
     n_gold = sum(c["labels"][0] == 1 for c in cases)
@@ -222,22 +383,22 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
     start = time.perf_counter()
     clf = fitted(train)
     scores = [clf.predict_proba(np.asarray(c["X"], dtype=np.float64))[:, 1] for c in test]
-    decided = decisions(test, scores)
-    chosen = calibrate(decided, precision, max_false_rate, w_gold)
-    curve = [outcome(decided, m, w_gold) for m in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
-    flagged = [d for d, c in zip(decided, test) if c.get("flagged")]
-    curve_flagged = [outcome(flagged, m, w_gold) for m in (0.0, 0.2, 0.4, 0.6, 0.8)]
-    reach = [d for d in decided if not d["orig"]]
-    held = {"cases": len(test), "questions": len({c["qid"] for c in test}),
-            "databases": len({c["db_id"] for c in test}),
-            "candidate_recall": sum(d["reachable"] for d in reach) / len(reach) if reach else 0.0,
-            "selection_accuracy": (sum(d["best"] for d in reach if d["reachable"]) /
-                                   max(1, sum(d["reachable"] for d in reach))),
-            "chosen": chosen, "curve": curve, "curve_flagged": curve_flagged, "correct_weight": w_gold}
+    held = held_out_report(test, scores, precision, max_false_rate, w_gold)
+    if baseline is not None:
+        old = TreeEnsemble(baseline["model"])
+        old_scores = [old.proba(np.asarray(c["X"], dtype=np.float64)) for c in test]
+        held["baseline"] = held_out_report(test, old_scores, precision, max_false_rate, w_gold)
+        old_margin = float(baseline.get("decision", {}).get("margin", 0.5))
+        held["baseline"]["shipped_margin"] = {
+            scope: outcome(decisions(test, old_scores), old_margin, w_gold, scope) for scope in ("flagged", "all")}
     final = fitted(cases)
     spec = export(final)
-    return {"model": spec, "decision": {"margin": chosen["margin"], "precision_target": precision,
-                                        "max_false_rate": max_false_rate},
+    chosen = held["chosen"]
+    return {"model": spec, "decision": {"margin": chosen["flagged"]["margin"],
+                                        "all_margin": chosen["all"]["margin"],
+                                        "suspect_below": chosen["suspect"]["suspect_below"],
+                                        "suspect_margin": chosen["suspect"]["margin"],
+                                        "precision_target": precision, "max_false_rate": max_false_rate},
             "training": {"cases": len(cases), "questions": len({c["qid"] for c in cases}),
                          "rows": sum(len(c["labels"]) for c in cases), "held_out": held,
                          "seconds": round(time.perf_counter() - start, 1), "max_iter": max_iter}}

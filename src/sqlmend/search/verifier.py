@@ -92,7 +92,19 @@ class FeatureVerifier:
             missing = sorted(set(self.model.features) ^ set(FEATURE_NAMES))
             raise ConfigError(f"verifier weights were trained on other features ({missing[:5]}...); "
                               "run `sqlmend train-verifier`")
-        self.margin = float(spec.get("decision", {}).get("margin", 0.5))
+        self.decision = dict(spec.get("decision", {}))
+        self.margin = float(self.decision.get("margin", 0.5))
+
+    def margin_for(self, scope: str) -> float:
+        """The margin calibrated for ``scope`` (``flagged``, ``suspect`` or ``all``; older weight files
+        hold one margin for every scope)."""
+        key = {"all": "all_margin", "suspect": "suspect_margin"}.get(scope)
+        return float(self.decision.get(key, self.margin)) if key else self.margin
+
+    @property
+    def suspect_below(self) -> float:
+        """``scope=suspect`` searches an unflagged query whose score is below this (0: none)."""
+        return float(self.decision.get("suspect_below", 0.0))
 
     def vectors(self, inp: SearchInput, original: Executed, candidates: list[Executed],
                 dialect: str = "sqlite", findings: list[Any] = ()) -> np.ndarray:
