@@ -98,10 +98,15 @@ def test_a_correct_query_is_kept_even_when_searched():
     assert not c.changed, trace.note
 
 
-def test_an_unflagged_query_is_not_searched_by_default():
+def test_an_unflagged_query_the_verifier_trusts_is_not_searched_by_default():
     pipe = Pipeline(PipelineConfig(stages=["search", "guard"]), resolve=lambda stage: None)
     c = pipe.correct(_task(Q111, GOLD_111))
     trace = next(t for t in c.stages if t.stage == "search")
+    assert trace.status == "skipped" and "trusts it" in trace.note
+    assert trace.detail["original_score"] >= FeatureVerifier().suspect_below
+    flagged = Pipeline(PipelineConfig(stages=["search", "guard"], options={"search": {"scope": "flagged"}}),
+                       resolve=lambda stage: None).correct(_task(Q111, GOLD_111))
+    trace = next(t for t in flagged.stages if t.stage == "search")
     assert trace.status == "skipped" and "scope=flagged" in trace.note
 
 

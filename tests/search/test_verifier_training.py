@@ -81,3 +81,22 @@ def test_training_cases_of_each_kind_are_wrong_on_a_real_database(data_dir, spid
         assert differs(db.execute(sql_text), gold_res), (kind, sql_text)
     two = [k for k, _ in cases if k.startswith("rule2:")]
     assert all(len(k.split(":")[1].split("+")) == 2 for k in two)
+
+
+def test_cases_built_from_real_train_questions_evaluate_the_shipped_verifier(data_dir, tmp_path):
+    from sqlmend.bench import load_dataset
+    from sqlmend.search.verifier import load_weights
+
+    ds = load_dataset("spider-train")
+    tasks = [t for t in ds.tasks if t.db_id == "department_management"][:3]
+    out = tmp_path / "cases.jsonl"
+    list(train.build(tasks, lambda d: str(ds.db_path(d)), out, neighbours=train.Neighbours(ds.tasks)))
+    cases = train.load(out)
+    assert {c["kind"].split(":")[0] for c in cases} >= {"gold", "neighbour"}
+    assert all(c["labels"][0] == (c["kind"] == "gold") for c in cases), "only the gold is a correct original"
+    list(train.build(tasks, lambda d: str(ds.db_path(d)), out))  # resumed: nothing added
+    assert len(train.load(out)) == len(cases)
+    report = train.evaluate(cases, load_weights(), holdout=1.0)
+    assert report["questions"] == 3 and set(report["at_own_margins"]) == {"flagged", "all", "suspect"}
+    best = report["frontier"]["all"]["broken<=0"]
+    assert best["broken"] == 0 and best["fixed"] <= report["at_own_margins"]["all"]["wrong_originals"]

@@ -31,9 +31,14 @@ def train_verifier(
     max_false_rate: float = typer.Option(0.01, help="Held-out share of correct originals it may replace."),
     holdout: float = typer.Option(0.2, help="Share of training databases held out for calibration."),
     max_iter: int = typer.Option(300, help="Boosting rounds."),
+    refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit on every database after calibrating "
+                                                               "(else ship the calibrated model itself)."),
     compare: Path = typer.Option(None, help="An earlier verifier file to score and calibrate on the same "
                                             "held-out cases (reported beside the new one)."),
     build_only: bool = typer.Option(False, "--build-only", help="Only build (or resume) the training cases."),
+    evaluate: list[Path] = typer.Option(None, "--evaluate", help="Only score these verifier files on the "
+                                        "held-out cases (repeatable; no training): fixes at 0/1/2 broken "
+                                        "correct originals and at their own margins."),
 ) -> None:
     """Build the verifier's training cases from Spider TRAIN (gold = correct original, execution-verified
     perturbations = wrong originals, every search candidate labelled by the gold's rows), train the
@@ -70,13 +75,18 @@ def train_verifier(
         typer.echo(f"cases in {data}")
         return
     cases = [c for c in training.load(data) if c["qid"] in {t.question_id for t in tasks}]
+    if evaluate:
+        report = {str(p): training.evaluate(cases, json.loads(p.read_text()), holdout) for p in evaluate}
+        typer.echo(json.dumps(report, indent=1))
+        return
     spec = training.fit(cases, holdout=holdout, precision=precision, max_false_rate=max_false_rate,
-                        max_iter=max_iter, seed=seed,
+                        max_iter=max_iter, seed=seed, refit=refit,
                         baseline=json.loads(compare.read_text()) if compare else None)
     spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": dataset,
                              "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
                                         f"--kinds {','.join(kind_list)} "
-                                        f"--precision {precision} --max-false-rate {max_false_rate}"})
+                                        f"--precision {precision} --max-false-rate {max_false_rate}"
+                                        + ("" if refit else " --no-refit")})
     target = out or WEIGHTS
     target.write_text(json.dumps(spec, separators=(",", ":")) + "\n")
     held = spec["training"]["held_out"]
@@ -90,7 +100,7 @@ def bench_search_cmd(
     sample: int = typer.Option(0, help="A seeded sample of N questions (0: all)."),
     seed: int = typer.Option(0, help="Seed of --sample."),
     limit: int = typer.Option(0, help="Only the first N questions (0: all)."),
-    scope: str = typer.Option("flagged", help="Which queries are searched: flagged | suspect | all."),
+    scope: str = typer.Option("suspect", help="Which queries are searched: flagged | suspect (the default) | all."),
     option: list[str] = typer.Option(None, "--option", help="search.KEY=VALUE, repeatable "
                                                             "(beam, expand, budget, margin, ...)."),
     timeout: float = typer.Option(10.0, help="Seconds each static probe and guard execution may run."),

@@ -28,7 +28,7 @@ class SearchOptions(StageSettings):
     """Options of the search stage (``--option search.KEY=VALUE``)."""
 
     scope: Literal["flagged", "suspect", "all"] = Field(
-        "flagged", description="which queries are searched: flagged (a finding, an execution error or "
+        "suspect", description="which queries are searched: flagged (a finding, an execution error or "
                                "an empty result), suspect (flagged, or the verifier's score of the "
                                "original below the threshold calibrated on Spider train) or all")
     suspect_below: float | None = Field(None, description="scope=suspect: search an unflagged query whose "

@@ -290,14 +290,14 @@ def outcome(decided: list[dict[str, Any]], margin: float, correct_weight: float 
            "wrong_originals": wrong_orig, "correct_originals": correct_orig}
     if scope == "suspect":
         out["suspect_below"] = suspect_below
-        out["searched"] = sum(searched(d, scope, suspect_below) for d in decided)
+        out["searched"] = sum(bool(searched(d, scope, suspect_below)) for d in decided)
     return out
 
 
 def calibrate(decided: list[dict[str, Any]], precision: float, max_false_rate: float,
               correct_weight: float = 1.0, scope: str = "all", suspect_below: float = 0.0) -> dict[str, Any]:
     """The smallest margin on a grid meeting both targets (the largest grid value when none does)."""
-    grid = [round(x, 3) for x in np.arange(0.0, 1.0, 0.01)]
+    grid = [round(float(x), 3) for x in np.arange(0.0, 1.0, 0.01)]
     for m in grid:
         o = outcome(decided, m, correct_weight, scope, suspect_below)
         if (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate:
@@ -311,12 +311,51 @@ def calibrate_suspect(decided: list[dict[str, Any]], precision: float, max_false
     it) and the margin that fix the most held-out wrong originals within both targets (ties: the
     lower threshold, fewer queries searched)."""
     best = None
-    for t in [round(x, 2) for x in np.arange(0.0, 1.0001, 0.05)]:
+    for t in [round(float(x), 2) for x in np.arange(0.0, 1.0001, 0.05)]:
         o = calibrate(decided, precision, max_false_rate, correct_weight, "suspect", t)
         ok = (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate
         if ok and (best is None or o["fixed"] > best["fixed"]):
             best = o
     return best or calibrate(decided, precision, max_false_rate, correct_weight, "suspect", 0.0)
+
+
+def frontier(decided: list[dict[str, Any]], correct_weight: float = 1.0) -> dict[str, Any]:
+    """Per scope (flagged, all): the most fixes on a 0.02 margin grid with at most 0, 1, 2 correct
+    originals broken, and with at most one broken at a precision of at least 0.6 / 0.7 / 0.8 / 0.9."""
+    out: dict[str, Any] = {}
+    for scope in ("flagged", "all"):
+        grid = [outcome(decided, round(float(m), 2), correct_weight, scope) for m in np.arange(0.0, 1.0, 0.02)]
+
+        def best(ok):
+            ok = [o for o in grid if ok(o)]
+            o = max(ok, key=lambda o: (o["fixed"], o["margin"])) if ok else None
+            return None if o is None else {k: o[k] for k in ("margin", "fixed", "broken", "replaced", "precision")}
+
+        out[scope] = {f"broken<={b}": best(lambda o, b=b: o["broken"] <= b) for b in (0, 1, 2)}
+        out[scope].update({f"precision>={p},broken<=1": best(lambda o, p=p: o["broken"] <= 1 and
+                                                             (o["precision"] or 0.0) >= p)
+                           for p in (0.6, 0.7, 0.8, 0.9)})
+    return out
+
+
+def evaluate(cases: list[dict[str, Any]], spec: dict[str, Any], holdout: float = 0.2) -> dict[str, Any]:
+    """A verifier file on the held-out cases of ``cases``: its frontier (:func:`frontier`) and the
+    outcome at its own margins."""
+    from sqlmend.search.verifier import TreeEnsemble
+
+    test = [c for c in cases if held_out(c["db_id"], holdout)]
+    n_gold = sum(c["labels"][0] == 1 for c in cases)
+    w_gold = (len(cases) - n_gold) / n_gold if n_gold else 1.0
+    model = TreeEnsemble(spec["model"])
+    decided = decisions(test, [model.proba(np.asarray(c["X"], dtype=np.float64)) for c in test])
+    d = spec.get("decision", {})
+    own = {"flagged": outcome(decided, float(d.get("margin", 0.5)), w_gold, "flagged"),
+           "all": outcome(decided, float(d.get("all_margin", d.get("margin", 0.5))), w_gold, "all")}
+    if "suspect_below" in d:
+        own["suspect"] = outcome(decided, float(d["suspect_margin"]), w_gold, "suspect", float(d["suspect_below"]))
+    return {"cases": len(test), "questions": len({c["qid"] for c in test}),
+            "databases": len({c["db_id"] for c in test}), "correct_weight": w_gold,
+            "at_own_margins": own, "frontier": frontier(decided, w_gold)}
 
 
 def held_out_report(test: list[dict[str, Any]], scores: list[np.ndarray], precision: float,
@@ -349,8 +388,9 @@ def held_out_report(test: list[dict[str, Any]], scores: list[np.ndarray], precis
 
 def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.93,
         max_false_rate: float = 0.01, max_iter: int = 300, seed: int = 0,
-        baseline: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Train on the training databases, calibrate on the held-out ones, refit on all, return the spec.
+        baseline: dict[str, Any] | None = None, refit: bool = True) -> dict[str, Any]:
+    """Train on the training databases, calibrate on the held-out ones, refit on all (``refit``; else
+    ship the calibrated model itself), return the spec.
 
     The decision stores one margin per scope (``flagged``, ``all``, and for ``suspect`` the threshold
     on the original's score too), each the calibrated one for that scope. ``baseline``: an earlier
@@ -391,8 +431,7 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
         old_margin = float(baseline.get("decision", {}).get("margin", 0.5))
         held["baseline"]["shipped_margin"] = {
             scope: outcome(decisions(test, old_scores), old_margin, w_gold, scope) for scope in ("flagged", "all")}
-    final = fitted(cases)
-    spec = export(final)
+    spec = export(fitted(cases) if refit else clf)
     chosen = held["chosen"]
     return {"model": spec, "decision": {"margin": chosen["flagged"]["margin"],
                                         "all_margin": chosen["all"]["margin"],
@@ -401,4 +440,5 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
                                         "precision_target": precision, "max_false_rate": max_false_rate},
             "training": {"cases": len(cases), "questions": len({c["qid"] for c in cases}),
                          "rows": sum(len(c["labels"]) for c in cases), "held_out": held,
-                         "seconds": round(time.perf_counter() - start, 1), "max_iter": max_iter}}
+                         "seconds": round(time.perf_counter() - start, 1), "max_iter": max_iter,
+                         "refit": refit}}
