@@ -1,11 +1,13 @@
 """The ``search`` stage: repair by choosing among executed candidates (no model needed).
 
 For a query that earlier evidence flags (a finding of an earlier stage, an
-execution error, or an empty result; ``scope="all"``: every query), the stage
-runs the bounded repair search (:mod:`sqlmend.search.engine`), scores the
-original and every candidate with the verifier, and proposes the best
-candidate only when its score beats the original's by the calibrated margin;
-the guard then decides as for every rewrite. With a ``verifier`` model endpoint
+execution error, or an empty result), or with ``scope="suspect"`` (the
+default) one whose verifier score is below the calibrated threshold
+(``scope="all"``: every query), the stage runs the bounded repair search
+(:mod:`sqlmend.search.engine`), scores the original and every candidate with
+the verifier, and proposes the best candidate only when its score beats the
+original's by the margin calibrated for the scope; the guard then decides as
+for every rewrite. With a ``verifier`` model endpoint
 the feature verifier's top candidates go to one listwise call instead.
 The trace keeps the top candidates with their edits, scores and row counts.
 """

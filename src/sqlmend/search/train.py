@@ -1,18 +1,22 @@
-"""Train the feature verifier on Spider *train* only, calibrate its decision margin, export the trees.
+"""Train the feature verifier on Spider *train* only, calibrate its decision margins, export the trees.
 
 Training data (:func:`build`): for each training question, its gold SQL is an
 "original correct" case (every candidate the search makes from it is wrong:
-the decision must learn to keep it); one or two execution-verified
-perturbations of the gold (``synth.perturb``) are "original wrong" cases, and
-a candidate the search makes from them is positive when it returns the gold's
-rows. Each case is one JSON line (resumable: a rerun skips the questions done).
+the decision must learn to keep it); wrong originals built to look like real
+errors (:func:`_cases`: a perturbation drawn by the real error mix, two in a
+row, and a *neighbour gold* — the gold of a similar question on the database
+with another result) are "original wrong" cases, and a candidate the search
+makes from them is positive when it returns the gold's rows. Each case is one
+JSON line (resumable: a rerun skips the questions done).
 
 Training (:func:`fit`): gradient-boosted trees (scikit-learn's
 HistGradientBoostingClassifier) on every row; the databases are split so that
-the held-out questions are on databases never seen in training. The decision
-margin is the smallest one whose held-out replacements reach the target
-precision *and* whose replacement rate on correct originals stays under
-``max_false_rate``.
+the held-out questions are on databases never seen in training. For each
+search scope the decision margin is the smallest one whose held-out
+replacements reach the target precision *and* whose replacement rate on
+correct originals stays under ``max_false_rate`` (for ``suspect`` also the
+threshold on the original's score). :func:`evaluate` scores any verifier file
+on the held-out cases (for comparisons).
 """
 
 from __future__ import annotations
