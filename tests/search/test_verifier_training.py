@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from sqlmend.search import train
 from sqlmend.search.features import FEATURE_NAMES
@@ -100,3 +101,30 @@ def test_cases_built_from_real_train_questions_evaluate_the_shipped_verifier(dat
     assert report["questions"] == 3 and set(report["at_own_margins"]) == {"flagged", "all", "suspect"}
     best = report["frontier"]["all"]["broken<=0"]
     assert best["broken"] == 0 and best["fixed"] <= report["at_own_margins"]["all"]["wrong_originals"]
+
+
+def test_the_decider_is_trained_out_of_fold_and_decides_in_the_verifier(tmp_path):
+    import json
+
+    from sqlmend.search.features import DECIDER_NAMES, decider_row
+    from sqlmend.search.verifier import FeatureVerifier
+
+    rng = np.random.default_rng(1)
+    n = len(FEATURE_NAMES)
+    cases = []
+    for q in range(400):  # a wrong original is fixable when its best candidate has a high feature 0
+        gold = q % 4 == 0
+        X = rng.normal(size=(6, n)).round(3)
+        labels = [int(gold)] + [int(not gold and X[i, 0] > 1.2) for i in range(1, 6)]
+        cases.append({"qid": str(q), "db_id": f"db{q % 40}", "kind": "gold" if gold else "rule1",
+                      "flagged": bool(q % 3 == 0), "labels": labels, "X": X.tolist()})
+    spec = train.fit(cases, max_iter=10, precision=0.5, max_false_rate=0.05, refit=False, decider=True)
+    assert spec["decision"]["rule"] == "decider" and spec["decider"]["features"] == DECIDER_NAMES
+    assert len(decider_row(np.array([0.1, 0.9, 0.2]), [0.0] * n, [1.0] * n, True)) == len(DECIDER_NAMES)
+    held = spec["training"]["held_out"]
+    assert "gap_rule" in held and held["chosen"]["all"]["fixed"] > 0
+    with pytest.raises(ValueError):
+        train.fit(cases, max_iter=2, refit=True, decider=True)
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(spec))
+    assert FeatureVerifier(path).decider is not None

@@ -33,6 +33,8 @@ def train_verifier(
     max_iter: int = typer.Option(300, help="Boosting rounds."),
     refit: bool = typer.Option(True, "--refit/--no-refit", help="Refit on every database after calibrating "
                                                                "(else ship the calibrated model itself)."),
+    decider: bool = typer.Option(False, "--decider", help="Also train a replace-or-keep decider on out-of-fold "
+                                 "scores (needs --no-refit); its P(fix) replaces the score gap in the decision."),
     compare: Path = typer.Option(None, help="An earlier verifier file to score and calibrate on the same "
                                             "held-out cases (reported beside the new one)."),
     build_only: bool = typer.Option(False, "--build-only", help="Only build (or resume) the training cases."),
@@ -80,13 +82,13 @@ def train_verifier(
         typer.echo(json.dumps(report, indent=1))
         return
     spec = training.fit(cases, holdout=holdout, precision=precision, max_false_rate=max_false_rate,
-                        max_iter=max_iter, seed=seed, refit=refit,
+                        max_iter=max_iter, seed=seed, refit=refit, decider=decider,
                         baseline=json.loads(compare.read_text()) if compare else None)
     spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": dataset,
                              "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
                                         f"--kinds {','.join(kind_list)} "
                                         f"--precision {precision} --max-false-rate {max_false_rate}"
-                                        + ("" if refit else " --no-refit")})
+                                        + ("" if refit else " --no-refit") + (" --decider" if decider else "")})
     target = out or WEIGHTS
     target.write_text(json.dumps(spec, separators=(",", ":")) + "\n")
     held = spec["training"]["held_out"]

@@ -21,6 +21,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 from sqlmend import sql as sqlmod
 from sqlmend.sql import ast
 from sqlmend.search.generators import SearchInput, all_generators
@@ -259,3 +261,22 @@ class Featurizer:
         measured against the original."""
         vec, raw = self.vector(original.tree, original.result, original.error, [], None)
         return [vec] + [self.vector(c.tree, c.result, c.error, c.generators, raw)[0] for c in candidates]
+
+
+#: Features of the replace-or-keep decider: scores of the original, the best and the second-best
+#: candidate, the candidate count, whether evidence flags the original, then the original's
+#: features, the best candidate's and their difference.
+DECIDER_NAMES: list[str] = (["s_original", "s_best", "s_gap", "s_second", "s_gap_second", "n_candidates_log",
+                             "flagged"] + [f"o:{n}" for n in FEATURE_NAMES] + [f"b:{n}" for n in FEATURE_NAMES]
+                            + [f"d:{n}" for n in FEATURE_NAMES])
+
+
+def decider_row(scores: np.ndarray, x_orig: list[float], x_best: list[float], flagged: bool) -> np.ndarray:
+    """The decider's features for one query (``scores``: the original's, then every candidate's;
+    ``x_best``: the features of the best-scored candidate)."""
+    s = np.asarray(scores, dtype=np.float64)
+    order = np.sort(s[1:])[::-1]
+    second = float(order[1]) if len(order) > 1 else 0.0
+    xo, xb = np.asarray(x_orig, dtype=np.float64), np.asarray(x_best, dtype=np.float64)
+    head = [s[0], order[0], order[0] - s[0], second, order[0] - second, np.log1p(len(order)), float(flagged)]
+    return np.concatenate([head, xo, xb, xb - xo])

@@ -88,6 +88,7 @@ class SearchStage(StageBase):
         schema = ctx.db.schema()
         inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "")
         verifier = self.verifier
+        flagged = bool(flags)
         if s.scope == "suspect" and not flags:
             below = s.suspect_below if s.suspect_below is not None else verifier.suspect_below
             orig.score = verifier.score_all(inp, orig, [], ctx.findings)[0]
@@ -129,10 +130,11 @@ class SearchStage(StageBase):
             chosen = ranked[pick - 1] if pick > 0 else None
             trace.detail["verifier"] = f"listwise (model), choice {pick}"
         else:
-            best = ranked[0]
-            if best.score - orig.score > margin:
-                chosen = best
-            trace.detail["verifier"] = f"features, margin {margin:g}"
+            value = verifier.replace_value(inp, orig, ranked, flagged, ctx.findings)
+            if value > margin:
+                chosen = ranked[0]
+            rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"
+            trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
         trace.detail["original"] = orig.to_dict()
         trace.detail["top"] = [c.to_dict() for c in ranked[: s.top]]
         if chosen is None:

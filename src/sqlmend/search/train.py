@@ -35,7 +35,7 @@ from sqlmend import rules
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.search.engine import SearchSettings, execute_original, result_key, search
-from sqlmend.search.features import FEATURE_NAMES, Featurizer
+from sqlmend.search.features import DECIDER_NAMES, FEATURE_NAMES, Featurizer, decider_row
 from sqlmend.search.generators import SearchInput
 from sqlmend.synth import OPERATORS, differs, perturb
 from sqlmend.types import Task
@@ -239,8 +239,9 @@ def held_out(db_id: str, fraction: float) -> bool:
     return (zlib.crc32(db_id.encode()) % 1000) < fraction * 1000
 
 
-def export(clf: Any) -> dict[str, Any]:
-    """The trees of a fitted binary HistGradientBoostingClassifier as plain arrays."""
+def export(clf: Any, names: list[str] | None = None) -> dict[str, Any]:
+    """The trees of a fitted binary HistGradientBoostingClassifier as plain arrays (``names``: its
+    feature names, default :data:`FEATURE_NAMES`)."""
     trees = []
     for iteration in clf._predictors:
         nodes = iteration[0].nodes
@@ -250,7 +251,7 @@ def export(clf: Any) -> dict[str, Any]:
                       "is_leaf": nodes["is_leaf"].astype(int).tolist(),
                       "value": [round(float(v), 6) for v in nodes["value"]]})
     return {"kind": "hist-gradient-boosting", "baseline": float(np.ravel(clf._baseline_prediction)[0]),
-            "features": list(FEATURE_NAMES), "trees": trees}
+            "features": list(names or FEATURE_NAMES), "trees": trees}
 
 
 def decisions(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list[dict[str, Any]]:
@@ -351,7 +352,13 @@ def evaluate(cases: list[dict[str, Any]], spec: dict[str, Any], holdout: float =
     n_gold = sum(c["labels"][0] == 1 for c in cases)
     w_gold = (len(cases) - n_gold) / n_gold if n_gold else 1.0
     model = TreeEnsemble(spec["model"])
-    decided = decisions(test, [model.proba(np.asarray(c["X"], dtype=np.float64)) for c in test])
+    scores = [model.proba(np.asarray(c["X"], dtype=np.float64)) for c in test]
+    decided = decisions(test, scores)
+    if "decider" in spec:
+        dec = TreeEnsemble(spec["decider"])
+        rows = _decider_rows(test, scores)
+        decided = [dict(d, gap=float(dec.proba(r[None, :])[0]) if r is not None else -1.0)
+                   for d, r in zip(decided, rows)]
     d = spec.get("decision", {})
     own = {"flagged": outcome(decided, float(d.get("margin", 0.5)), w_gold, "flagged"),
            "all": outcome(decided, float(d.get("all_margin", d.get("margin", 0.5))), w_gold, "all")}
@@ -363,10 +370,12 @@ def evaluate(cases: list[dict[str, Any]], spec: dict[str, Any], holdout: float =
 
 
 def held_out_report(test: list[dict[str, Any]], scores: list[np.ndarray], precision: float,
-                    max_false_rate: float, correct_weight: float) -> dict[str, Any]:
+                    max_false_rate: float, correct_weight: float,
+                    decided: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Recall, selection and the calibrated decision of every scope on held-out cases (``scores``:
-    one array per case, the original first)."""
-    decided = decisions(test, scores)
+    one array per case, the original first; ``decided``: the decisions when another rule than the
+    score gap makes them)."""
+    decided = decided if decided is not None else decisions(test, scores)
     reach = [d for d in decided if not d["orig"]]
     chosen = {scope: calibrate(decided, precision, max_false_rate, correct_weight, scope)
               for scope in ("flagged", "all")}
@@ -390,11 +399,26 @@ def held_out_report(test: list[dict[str, Any]], scores: list[np.ndarray], precis
             "curve_flagged": [outcome(decided, m, correct_weight, "flagged") for m in (0.0, 0.2, 0.4, 0.6, 0.8)]}
 
 
+def _decider_rows(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list[np.ndarray | None]:
+    out = []
+    for c, s in zip(cases, scores):
+        if len(s) < 2:
+            out.append(None)
+            continue
+        best = 1 + int(np.argmax(s[1:]))
+        out.append(decider_row(s, c["X"][0], c["X"][best], bool(c.get("flagged"))))
+    return out
+
+
 def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.93,
         max_false_rate: float = 0.01, max_iter: int = 300, seed: int = 0,
-        baseline: dict[str, Any] | None = None, refit: bool = True) -> dict[str, Any]:
+        baseline: dict[str, Any] | None = None, refit: bool = True, decider: bool = False) -> dict[str, Any]:
     """Train on the training databases, calibrate on the held-out ones, refit on all (``refit``; else
     ship the calibrated model itself), return the spec.
+
+    ``decider``: also train a replace-or-keep model (:data:`DECIDER_NAMES`) on out-of-fold scores of
+    two database folds of the training part; its P(the best candidate fixes a wrong original) then
+    takes the place of the score gap, with thresholds calibrated per scope in the same way.
 
     The decision stores one margin per scope (``flagged``, ``all``, and for ``suspect`` the threshold
     on the original's score too), each the calibrated one for that scope. ``baseline``: an earlier
@@ -404,6 +428,8 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
 
     from sqlmend.search.verifier import TreeEnsemble
 
+    if decider and refit:
+        raise ValueError("the decider is trained on out-of-fold scores of the calibrated model: use refit=False")
     # correct and wrong originals weigh the same in training and in the stated precision
     n_gold = sum(c["labels"][0] == 1 for c in cases)
     w_gold = (len(cases) - n_gold) / n_gold if n_gold else 1.0
@@ -428,6 +454,33 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
     clf = fitted(train)
     scores = [clf.predict_proba(np.asarray(c["X"], dtype=np.float64))[:, 1] for c in test]
     held = held_out_report(test, scores, precision, max_false_rate, w_gold)
+    dec_spec = None
+    if decider:
+        fold = [held_out(c["db_id"] + "#fold", 0.5) for c in train]
+        part_a = [c for c, f in zip(train, fold) if f]
+        part_b = [c for c, f in zip(train, fold) if not f]
+        oof = {}
+        for part, other in ((part_a, part_b), (part_b, part_a)):
+            m = fitted(other)
+            for c in part:
+                oof[id(c)] = m.predict_proba(np.asarray(c["X"], dtype=np.float64))[:, 1]
+        rows = _decider_rows(train, [oof[id(c)] for c in train])
+        keep = [i for i, r in enumerate(rows) if r is not None]
+        y = [int(train[i]["labels"][0] == 0 and train[i]["labels"][1 + int(np.argmax(oof[id(train[i])][1:]))] == 1)
+             for i in keep]
+        w = [w_gold if train[i]["labels"][0] == 1 else 1.0 for i in keep]
+        dec = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=30,
+                                             l2_regularization=1.0, random_state=seed)
+        dec.fit(np.asarray([rows[i] for i in keep]), np.asarray(y), sample_weight=np.asarray(w))
+        test_rows = _decider_rows(test, scores)
+        some = [r for r in test_rows if r is not None]
+        probs = iter(dec.predict_proba(np.asarray(some))[:, 1].tolist() if some else [])
+        p_fix = [next(probs) if r is not None else -1.0 for r in test_rows]
+        decided = [dict(d, gap=p) for d, p in zip(decisions(test, scores), p_fix)]
+        held = held_out_report(test, scores, precision, max_false_rate, w_gold, decided)
+        held["gap_rule"] = {k: v for k, v in held_out_report(test, scores, precision, max_false_rate,
+                                                             w_gold).items() if k in ("chosen", "per_kind")}
+        dec_spec = export(dec, DECIDER_NAMES)
     if baseline is not None:
         old = TreeEnsemble(baseline["model"])
         old_scores = [old.proba(np.asarray(c["X"], dtype=np.float64)) for c in test]
@@ -437,7 +490,11 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
             scope: outcome(decisions(test, old_scores), old_margin, w_gold, scope) for scope in ("flagged", "all")}
     spec = export(fitted(cases) if refit else clf)
     chosen = held["chosen"]
-    return {"model": spec, "decision": {"margin": chosen["flagged"]["margin"],
+    out_spec: dict[str, Any] = {"model": spec}
+    if dec_spec is not None:
+        out_spec["decider"] = dec_spec
+    return {**out_spec, "decision": {"rule": "decider" if dec_spec is not None else "gap",
+                                        "margin": chosen["flagged"]["margin"],
                                         "all_margin": chosen["all"]["margin"],
                                         "suspect_below": chosen["suspect"]["suspect_below"],
                                         "suspect_margin": chosen["suspect"]["margin"],
@@ -445,4 +502,4 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
             "training": {"cases": len(cases), "questions": len({c["qid"] for c in cases}),
                          "rows": sum(len(c["labels"]) for c in cases), "held_out": held,
                          "seconds": round(time.perf_counter() - start, 1), "max_iter": max_iter,
-                         "refit": refit}}
+                         "refit": refit, "decider": decider}}

@@ -23,7 +23,7 @@ import numpy as np
 
 from sqlmend.errors import ConfigError
 from sqlmend.search.engine import Executed, SearchSettings, execute_original
-from sqlmend.search.features import FEATURE_NAMES, Featurizer
+from sqlmend.search.features import DECIDER_NAMES, FEATURE_NAMES, Featurizer, decider_row
 from sqlmend.search.generators import SearchInput
 
 #: The shipped weights (written by ``sqlmend train-verifier``).
@@ -92,6 +92,10 @@ class FeatureVerifier:
             missing = sorted(set(self.model.features) ^ set(FEATURE_NAMES))
             raise ConfigError(f"verifier weights were trained on other features ({missing[:5]}...); "
                               "run `sqlmend train-verifier`")
+        self.decider = TreeEnsemble(spec["decider"]) if "decider" in spec else None
+        if self.decider is not None:
+            if self.decider.features != DECIDER_NAMES:
+                raise ConfigError("the verifier's decider was trained on other features; run `sqlmend train-verifier`")
         self.decision = dict(spec.get("decision", {}))
         self.margin = float(self.decision.get("margin", 0.5))
 
@@ -105,6 +109,16 @@ class FeatureVerifier:
     def suspect_below(self) -> float:
         """``scope=suspect`` searches an unflagged query whose score is below this (0: none)."""
         return float(self.decision.get("suspect_below", 0.0))
+
+    def replace_value(self, inp: SearchInput, original: Executed, ranked: list[Executed], flagged: bool,
+                      findings: list[Any] = ()) -> float:
+        """What the decision compares with the margin: with a decider, P(the best candidate fixes a wrong
+        original); else the score gap best - original (``ranked``: scored candidates, best first)."""
+        if self.decider is None:
+            return float(ranked[0].score - original.score)
+        x = self.vectors(inp, original, ranked[:1], findings=findings)
+        scores = [original.score] + [c.score for c in ranked]
+        return float(self.decider.proba(decider_row(np.asarray(scores), x[0], x[1], flagged)[None, :])[0])
 
     def vectors(self, inp: SearchInput, original: Executed, candidates: list[Executed],
                 dialect: str = "sqlite", findings: list[Any] = ()) -> np.ndarray:
