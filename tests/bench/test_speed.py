@@ -19,7 +19,8 @@ def test_all_ways_agree_on_a_slice_of_spider_dev(spider_dev, pred_dir, tmp_path)
     assert set(res.counts) == set(WAYS) == set(res.cpu)
     for way in WAYS:
         assert res.counts[way] == res.counts["plain"], way
-        assert getattr(res, way) > 0 and res.cpu[way] > 0
+        # CPU time is counted in clock ticks (10 ms): a run of a few ms may read 0
+        assert getattr(res, way) > 0 and res.cpu[way] >= 0
     assert 0 < res.counts["plain"]["din-sql_gpt-4.sql"] <= n
     assert res.ratio("warm") == res.warm / res.plain
     assert res.to_dict()["cpu_s"].keys() == set(WAYS)
