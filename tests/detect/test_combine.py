@@ -59,3 +59,24 @@ def test_the_shipped_weights_load_and_were_fitted_on_train(tmp_path):
         combine.Combiner.load(other)
     with pytest.raises(ConfigError, match="no combination weights"):
         combine.Combiner.load(tmp_path / "missing.json")
+
+
+def test_the_combiner_trains_on_questions_neither_model_saw(data_dir):
+    import random
+    from dataclasses import replace
+
+    from sqlmend.bench import load_dataset
+    from sqlmend.bench.detect import combiner_cases, unseen_train_tasks
+    from sqlmend.synth.build import sample_questions
+
+    ds = load_dataset("spider-train", data_root=data_dir)
+    unseen = unseen_train_tasks(ds, verifier_questions=5000, synth_limit=1000, synth_seed=3)
+    ids = {t.question_id for t in unseen}
+    with_db = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
+    random.Random(0).shuffle(with_db)
+    assert ids and not ids & {t.question_id for t in with_db[:5000]}
+    assert not ids & {t.question_id for t in sample_questions(ds.tasks, 1000, 3)}
+    assert len(ids) + 5000 + 1000 >= len(with_db) > len(ids) + 5000
+    # nothing left to train on: a clear error, not a failed fit
+    with pytest.raises(ConfigError, match="neither the detector nor the verifier"):
+        combiner_cases(replace(ds, tasks=[]), None, None)

@@ -6,12 +6,16 @@ together) are scored with D-Precision/Recall/Accuracy/F1
 (:func:`sqlmend.bench.metrics.detection_metrics`), over all questions and the
 gold-clean ones (:mod:`sqlmend.bench.suspects`), with the AUROC of
 1 - P(no_error) and the model's figures per system.
+
+Also the runner of ``sqlmend train-combiner`` (:func:`train_combiner`): the scored
+Spider-TRAIN cases the combination of :mod:`sqlmend.detect.combine` is fitted on.
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 def bench_detect(detector: Any, files: list[Path], limit: int | None = None, seed: int = 0,
@@ -53,13 +57,11 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     import time
 
     from sqlmend.bench.datasets import load_dataset
-    from sqlmend.bench.errorkind import KINDS, error_kind
     from sqlmend.bench.evaluate import evaluate
     from sqlmend.bench.metrics import detection_metrics, labels_from_report
     from sqlmend.bench.predictions import load_predictions
     from sqlmend.bench.sampling import seeded_sample
     from sqlmend.bench.suspects import gold_suspects
-    from sqlmend.db import connect
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.calibrate import auroc
 
@@ -158,27 +160,23 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
         truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
         per_system[path.stem] = {name: detection_metrics({k: flags[name][k] for k in truth}, truth).overall.to_dict()
                                  for name in ("model", "combined") if name in flags}
-    kinds = _kind_recall(ds, items, labels, flags, KINDS, error_kind, connect)
+    kinds = _kind_recall(ds, items, labels, flags)
     return {"table": table, "per_system": per_system, "auroc": auc, "seconds": seconds, "kinds": kinds,
             "questions": len(qids), "predictions": len(labels), "suspects": sorted(suspects), "labels": labels,
             "wrong": sum(labels.values()), "results": {k: j.to_dict() for k, j in results.items()}}
 
 
-def _kind_recall(ds: Any, items: list, labels: dict[str, bool], flags: dict[str, dict[str, Any]],
-                 kinds: tuple[str, ...], error_kind: Any, connect: Any) -> dict[str, Any]:
+def _kind_recall(ds: Any, items: list, labels: dict[str, bool], flags: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Per judgeable error kind of the wrong predictions: how many, and the share each detector flags."""
+    from sqlmend.bench.errorkind import KINDS, error_kind
+
     kind_of: dict[str, str | None] = {}
-    schemas: dict[str, Any] = {}
-    for it in items:
-        if not labels.get(it.key):
-            continue
-        if it.db_id not in schemas:
-            db = connect(ds.db_path(it.db_id))
-            schemas[it.db_id] = db.schema()
-            db.close()
-        kind_of[it.key] = error_kind(it.sql, ds.task(it.question_id).gold, schemas[it.db_id])
+    with ds.databases() as open_db:
+        for it in items:
+            if labels.get(it.key):
+                kind_of[it.key] = error_kind(it.sql, ds.task(it.question_id).gold, open_db(it.db_id).schema())
     out: dict[str, Any] = {}
-    for kind in (*kinds, None):
+    for kind in (*KINDS, None):
         keys = [k for k, v in kind_of.items() if v == kind]
         row: dict[str, Any] = {"n": len(keys)}
         for name, f in flags.items():
@@ -243,3 +241,76 @@ def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: in
         "threshold": getattr(detector, "threshold", None), "n": len(rows)}, indent=1))
     return {"n": len(rows), "flagged": sum(r["error"] for r in rows),
             "failed": sum(r["failure"] is not None for r in rows), "out": str(out)}
+
+
+def unseen_train_tasks(ds: Any, verifier_questions: int = 4000, verifier_seed: int = 0, synth_limit: int = 2500,
+                       synth_seed: int = 0) -> list:
+    """Spider-train questions neither shipped model trained on.
+
+    The verifier trained on the first ``verifier_questions`` of the seeded shuffle
+    ``sqlmend train-verifier`` makes; the detector on the ``sqlmend synth --limit
+    synth_limit`` sample (:func:`sqlmend.synth.build.sample_questions`). Both selections are
+    redone here with their recorded seeds.
+    """
+    from sqlmend.synth.build import sample_questions
+
+    with_db = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
+    shuffled = list(with_db)
+    random.Random(verifier_seed).shuffle(shuffled)  # as `sqlmend train-verifier` (cli/search_cmd.py) does
+    used = {t.question_id for t in shuffled[:verifier_questions]}
+    used |= {t.question_id for t in sample_questions(ds.tasks, synth_limit, synth_seed)}
+    return [t for t in with_db if t.question_id not in used]
+
+
+def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, seed: int = 0, near: int = 1,
+                   progress: bool = True, skipped: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """The scored cases of ``sqlmend train-combiner``: :func:`sqlmend.synth.hard.cases` of a seeded sample
+    of ``questions`` :func:`unseen_train_tasks`, each with ``p_no_error``, ``p_correct``,
+    ``static_types`` and ``failure`` (why it could not be judged, else None).
+
+    Raises:
+        ConfigError: no training question is left that neither model trained on.
+    """
+    from tqdm import tqdm
+
+    from sqlmend.bench.sampling import seeded_sample
+    from sqlmend.detect.batch import Item, judge
+    from sqlmend.errors import ConfigError, SqlmendError
+    from sqlmend.synth.hard import cases
+
+    unseen = unseen_train_tasks(ds)
+    if not unseen:
+        raise ConfigError("no Spider-train question is left that neither the detector nor the verifier "
+                          "trained on")
+    rows: list[dict[str, Any]] = []
+    with ds.databases() as open_db:
+        for t in tqdm(seeded_sample(unseen, questions, seed), desc="cases", unit="question", disable=not progress):
+            try:
+                rows += cases(t, open_db(t.db_id), random.Random(f"{seed}:{t.question_id}"), near=near)
+            except SqlmendError as e:
+                skipped(f"{t.question_id}: skipped ({e})")
+    items = [Item(str(i), r["qid"], r["db_id"], r["question"], r["sql"], r.get("evidence") or "")
+             for i, r in enumerate(rows)]
+    for r, j in zip(rows, judge(items, lambda d: ds.db_path(d), detector, static=True, progress=progress,
+                                verifier=verifier)):
+        r.update(p_no_error=j.p_no_error, p_correct=j.p_correct, static_types=j.static_types, failure=j.error)
+    return rows
+
+
+def fit_combiner(rows: list[dict[str, Any]], verifier_weights: str | Path, seed: int = 0,
+                 command: str = "") -> dict[str, Any]:
+    """The combination spec (:func:`sqlmend.detect.combine.fit`) of the judged :func:`combiner_cases`,
+    with its provenance (date, dataset, verifier fingerprint, case kinds, ``command``)."""
+    import datetime as _dt
+
+    from sqlmend.detect import combine
+
+    rows = [r for r in rows if not r.get("failure")]
+    spec = combine.fit([combine.feature_row(r["p_no_error"], r["p_correct"], r["static_types"]) for r in rows],
+                       [not r["correct"] for r in rows], [r["qid"] for r in rows], seed=seed)
+    spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": "spider-train",
+                             "verifier": combine.fingerprint(verifier_weights),
+                             "kinds": {k: sum(r["kind"].split(":")[0] == k for r in rows)
+                                       for k in ("gold", "rule", "near")},
+                             "command": command})
+    return spec

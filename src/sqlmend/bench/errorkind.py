@@ -16,18 +16,20 @@ from __future__ import annotations
 from typing import Any
 
 from sqlmend import sql as sqlmod
+from sqlmend import taxonomy
 from sqlmend.errors import SqlmendError
 
 #: The coarse kinds, in report order.
 KINDS = ("attribute", "table", "condition", "clause")
 
-#: The taxonomy's error types of each kind (to weigh synthesized errors by the kinds measured).
+#: The taxonomy families of each kind.
+_KIND_FAMILIES = {"attribute": ("attribute", "function"), "table": ("table",), "condition": ("value", "condition"),
+                  "clause": ("clause", "modifier")}
+
+#: The taxonomy's error types of each kind, in slot order (to weigh synthesized errors by the kinds measured).
 KIND_TYPES: dict[str, tuple[str, ...]] = {
-    "attribute": ("attribute_mismatch", "attribute_redundancy", "attribute_missing", "function_error"),
-    "table": ("table_mismatch", "table_redundancy", "table_missing"),
-    "condition": ("value_error", "condition_missing", "condition_error"),
-    "clause": ("clause_error", "modifier_error"),
-}
+    kind: tuple(t.id for t in taxonomy.all_types() if t.family in families)
+    for kind, families in _KIND_FAMILIES.items()}
 
 _FAMILY = {"select": "attribute", "from": "table", "join": "table", "where": "condition",
            "having": "condition", "group": "clause", "order": "clause", "limit": "clause",
@@ -42,8 +44,6 @@ def type_weights(data: dict[str, Any]) -> dict[str, float]:
     Raises:
         ValueError: a key that is neither a kind nor an error type.
     """
-    from sqlmend import taxonomy
-
     if "kinds" in data:
         data = {k: v["n"] for k, v in data["kinds"].items() if k in KIND_TYPES}
     known = set(taxonomy.ids())

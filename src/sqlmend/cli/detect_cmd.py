@@ -6,7 +6,6 @@ Thin wrappers over :mod:`sqlmend.synth` and :mod:`sqlmend.detect` (ErrorLLM §3.
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Optional
 
@@ -77,6 +76,7 @@ def synth(
       sqlmend synth --limit 2500 --hard-negatives 1 --type-weights runs/detector/bench.json --out runs/detector/synth-hard.jsonl
     """
     from sqlmend.synth import label_distribution, synthesize
+    from sqlmend.synth.build import sample_questions
 
     if "dev" in dataset or "test" in dataset:
         typer.secho(f"warning: {dataset} looks like evaluation data; train only on training questions",
@@ -90,9 +90,7 @@ def synth(
             weights = read_weights(json.loads(type_weights.read_text()))
     except (SqlmendError, ValueError, OSError) as e:
         _fail(e)
-    tasks = [t for t in ds.tasks if t.gold]
-    if limit and limit < len(tasks):
-        tasks = random.Random(seed).sample(tasks, limit)
+    tasks = sample_questions(ds.tasks, limit, seed)
     examples, skipped = [], []
     bar = tqdm(total=len(tasks), desc="synth", unit="question", disable=quiet)
     last = None
@@ -192,23 +190,6 @@ def train_detector(
                    f"n={result['n']})")
 
 
-def unseen_train_tasks(ds, verifier_questions: int = 4000, verifier_seed: int = 0, synth_limit: int = 2500,
-                       synth_seed: int = 0) -> list:
-    """Spider-train questions neither shipped model trained on.
-
-    The verifier trained on the first ``verifier_questions`` of the seeded shuffle
-    ``sqlmend train-verifier`` makes; the detector on the ``sqlmend synth --limit
-    synth_limit`` sample. Both selections are redone here with their recorded seeds.
-    """
-    with_db = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
-    shuffled = list(with_db)
-    random.Random(verifier_seed).shuffle(shuffled)
-    used = {t.question_id for t in shuffled[:verifier_questions]}
-    gold = [t for t in ds.tasks if t.gold]
-    used |= {t.question_id for t in random.Random(synth_seed).sample(gold, min(synth_limit, len(gold)))}
-    return [t for t in with_db if t.question_id not in used]
-
-
 def train_combiner(
     questions: int = typer.Option(250, help="Unseen Spider-train questions used (a seeded sample)."),
     seed: int = typer.Option(0, help="Seed of the sample, the perturbations and the folds."),
@@ -231,48 +212,23 @@ def train_combiner(
 
     Example: sqlmend train-combiner --questions 250 --cases runs/detector/combine-cases.jsonl
     """
-    import datetime as _dt
-
-    from sqlmend.db import connect
+    from sqlmend.bench.detect import combiner_cases, fit_combiner
     from sqlmend.detect import combine
-    from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.detector import ErrorTokenDetector
     from sqlmend.search.verifier import WEIGHTS, FeatureVerifier
-    from sqlmend.synth.hard import cases as hard_cases
 
     _threads(threads)
-    ds = load_dataset("spider-train")
-    if not cases.exists():
-        from sqlmend.bench.sampling import seeded_sample
-
-        tasks = seeded_sample(unseen_train_tasks(ds), questions, seed)
-        rows: list[dict] = []
-        for t in tqdm(tasks, desc="cases", unit="question", disable=quiet):
-            db = connect(ds.db_path(t.db_id))
-            try:
-                rows += hard_cases(t, db, random.Random(f"{seed}:{t.question_id}"), near=near)
-            except SqlmendError as e:
-                tqdm.write(f"{t.question_id}: skipped ({e})")
-            finally:
-                db.close()
-        folder = _reading_dir(detector_dir)
-        det = ErrorTokenDetector.from_dir(folder, mode="one_pass")
-        items = [Item(str(i), r["qid"], r["db_id"], r["question"], r["sql"], r.get("evidence") or "")
-                 for i, r in enumerate(rows)]
-        for r, j in zip(rows, judge(items, lambda d: ds.db_path(d), det, static=True, progress=not quiet,
-                                    verifier=FeatureVerifier())):
-            r.update(p_no_error=j.p_no_error, p_correct=j.p_correct, static_types=j.static_types, failure=j.error)
-        cases.parent.mkdir(parents=True, exist_ok=True)
-        write_jsonl(cases, rows)
-    rows = [r for r in read_jsonl(cases) if not r.get("failure")]
-    spec = combine.fit([combine.feature_row(r["p_no_error"], r["p_correct"], r["static_types"]) for r in rows],
-                       [not r["correct"] for r in rows], [r["qid"] for r in rows], seed=seed)
-    spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": "spider-train",
-                             "verifier": combine.fingerprint(WEIGHTS),
-                             "kinds": {k: sum(r["kind"].split(":")[0] == k for r in rows)
-                                       for k in ("gold", "rule", "near")},
-                             "command": f"sqlmend train-combiner --questions {questions} --seed {seed} "
-                                        f"--near {near}"})
+    try:
+        if not cases.exists():
+            det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode="one_pass")
+            rows = combiner_cases(load_dataset("spider-train"), det, FeatureVerifier(), questions, seed, near,
+                                  progress=not quiet, skipped=tqdm.write)
+            cases.parent.mkdir(parents=True, exist_ok=True)
+            write_jsonl(cases, rows)
+        spec = fit_combiner(read_jsonl(cases), WEIGHTS, seed,
+                            f"sqlmend train-combiner --questions {questions} --seed {seed} --near {near}")
+    except SqlmendError as e:
+        _fail(e)
     target = out or combine.WEIGHTS
     target.write_text(json.dumps(spec, indent=1) + "\n")
     typer.echo(json.dumps(spec, indent=1))
@@ -405,9 +361,7 @@ def bench_detect(
         ver = comb = asker = None
         if verifier:
             from sqlmend.detect.combine import Combiner
-            from sqlmend.search.verifier import FeatureVerifier
-
-            from sqlmend.search.verifier import WEIGHTS
+            from sqlmend.search.verifier import WEIGHTS, FeatureVerifier
 
             ver, comb = FeatureVerifier(), Combiner.load(combine)
             if not comb.fitted_with(WEIGHTS):

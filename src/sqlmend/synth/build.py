@@ -92,6 +92,12 @@ def perturb(gold: str, schema: Schema, db: Any, gold_result: ExecResult, rng: ra
                 break
 
 
+def sample_questions(tasks: Iterable[Task], limit: int | None, seed: int = 0) -> list[Task]:
+    """The questions with a gold that ``sqlmend synth --limit --seed`` uses (a seeded sample; all without a limit)."""
+    tasks = [t for t in tasks if t.gold]
+    return random.Random(seed).sample(tasks, limit) if limit and limit < len(tasks) else tasks
+
+
 def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_rate: float = 0.3,
                seed: int = 0, samples_per_column: int = 2, value_links: bool = True,
                timeout: float = 10.0, hard_negatives: int = 0,
