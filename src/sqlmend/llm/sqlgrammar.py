@@ -48,12 +48,15 @@ from sqlmend.types import Column, ForeignKey, Schema, Table
 SQL_KEY = "x-sqlmend-sql"
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-#: SQLite keywords that cannot be bare identifiers (names that are get backticks).
-_RESERVED = frozenset("""ADD ALL ALTER AND AS ASC BETWEEN BY CASE CHECK COLLATE COLUMN CONSTRAINT
-CREATE CROSS DEFAULT DELETE DESC DISTINCT DROP ELSE END ESCAPE EXCEPT EXISTS FOREIGN FROM FULL GLOB
-GROUP HAVING IN INDEX INNER INSERT INTERSECT INTO IS ISNULL JOIN LEFT LIKE LIMIT NATURAL NOT NOTNULL
-NULL OF OFFSET ON OR ORDER OUTER PRIMARY REFERENCES RIGHT SELECT SET TABLE THEN TO UNION UNIQUE
-UPDATE USING VALUES WHEN WHERE""".split())
+#: SQLite keywords that cannot be bare identifiers (names that are get backticks): each
+#: keyword SQLite 3.40 refuses as ``k.x`` / ``SELECT k`` is here, and a few more.
+_RESERVED = frozenset("""ADD ALL ALTER AND AS ASC AUTOINCREMENT BETWEEN BY CASE CAST CHECK COLLATE
+COLUMN COMMIT CONSTRAINT CREATE CROSS CURRENT_DATE CURRENT_TIME CURRENT_TIMESTAMP DEFAULT DEFERRABLE
+DELETE DESC DISTINCT DROP ELSE END ESCAPE EXCEPT EXISTS FOREIGN FROM FULL GLOB GROUP HAVING IN INDEX
+INNER INSERT INTERSECT INTO IS ISNULL JOIN LEFT LIKE LIMIT NATURAL NOT NOTHING NOTNULL NULL OF
+OFFSET ON OR ORDER OUTER PRIMARY RAISE REFERENCES RETURNING RIGHT SELECT SET TABLE THEN TO
+TRANSACTION UNION UNIQUE UPDATE USING VALUES WHEN WHERE""".split())
+
 
 def ident(name: str, dialect: str = "sqlite") -> str:
     """An identifier as the grammar writes it: bare when it can be, else quoted.
@@ -68,8 +71,8 @@ def ident(name: str, dialect: str = "sqlite") -> str:
     Returns:
         The SQL spelling.
 
-    >>> ident("name"), ident("Official ratings"), ident("order")
-    ('name', '`Official ratings`', '`order`')
+    >>> ident("name"), ident("Official ratings"), ident("order"), ident("cast")
+    ('name', '`Official ratings`', '`order`', '`cast`')
     """
     if _PLAIN.match(name) and name.upper() not in _RESERVED:
         return name
@@ -81,7 +84,6 @@ def ident(name: str, dialect: str = "sqlite") -> str:
 def _lit(text: str) -> str:
     """A Lark string literal."""
     return json.dumps(text, ensure_ascii=False)
-
 
 
 #: Most repetitions of each list (select items, AND-terms, ...). A greedy small model
@@ -201,9 +203,15 @@ class Grammar:
 
 
 class _Links:
-    """Join pairs between tables: foreign keys and the query's own ``a.x = b.y`` joins."""
+    """Join pairs between tables: foreign keys and the query's own ``a.x = b.y`` joins.
+
+    A pair naming a column its table does not have is left out (Spider declares a few such
+    foreign keys, and the SQL being rewritten may join on a wrong column): the FROM clause
+    the grammar fixes must run.
+    """
 
     def __init__(self, schema: Schema, query_joins: list[list[str]]):
+        self.schema = schema
         self.pairs: dict[frozenset, list[tuple[str, list[tuple[str, str]]]]] = {}
         for fk in schema.foreign_keys:
             self._add(fk.table, fk.ref_table, list(zip(fk.columns, fk.ref_columns)))
@@ -211,7 +219,8 @@ class _Links:
             self._add(ta, tb, [(ca, cb)])
 
     def _add(self, a: str, b: str, cols: list[tuple[str, str]]) -> None:
-        if a != b and cols:
+        ta, tb = self.schema.table(a), self.schema.table(b)
+        if a != b and cols and ta and tb and all(ta.column(x) and tb.column(y) for x, y in cols):
             self.pairs.setdefault(frozenset((a, b)), []).append((a, cols))
 
     def on(self, a: str, b: str) -> list[tuple[str, str]] | None:
@@ -273,7 +282,10 @@ def scopes(schema: Schema, query: Any = None) -> tuple[list[Scope], list[Scope]]
     Returns:
         ``(top, sub)``.
     """
-    links = _links(schema, query)
+    return _scopes(schema, query, _links(schema, query))
+
+
+def _scopes(schema: Schema, query: Any, links: _Links) -> tuple[list[Scope], list[Scope]]:
     singles = [[(t.name, None)] for t in schema.tables if t.columns]
     pairs = sorted({tuple(sorted(k)) for k in links.pairs if len(k) == 2})[:MAX_PAIRS]
     sub = singles + [[(a, None), (b, None)] for a, b in pairs]
@@ -452,19 +464,18 @@ def grammar(schema: Schema, rule: str = "sql", query: Any = None) -> Grammar:
         The :class:`Grammar`.
     """
     d = schema.dialect
-    top, sub = scopes(schema, query)
     links = _links(schema, query)
+    top, sub = _scopes(schema, query, links)
     g = Grammar(rule)
     r = rule
-    names: list[str] = []
-    for kind, group in (("q", top if top is not sub else []), ("s", sub)):
-        for i, sc in enumerate(group):
-            p = f"{r}_{kind}{i}"
-            names.append(p)
-            _scope_rules(g, r, p, _columns(schema, sc, d), _from_text(sc, links, d), kind == "s")
-    tops = [p for p in names if p.startswith(f"{r}_q")] or [p for p in names if p.startswith(f"{r}_s")]
+    # the query's scopes (none of its own: the sub-query scopes stand in) and the sub-queries'
+    qnames = [f"{r}_q{i}" for i in range(len(top))] if top is not sub else []
+    snames = [f"{r}_s{i}" for i in range(len(sub))]
+    for p, sc in [*zip(qnames, top), *zip(snames, sub)]:
+        _scope_rules(g, r, p, _columns(schema, sc, d), _from_text(sc, links, d), p in snames)
+    names, tops = qnames + snames, qnames or snames
     n = LIMITS
-    g.add(f"{r}_sub", *[(_r(f"{p}_sub"),) for p in names if p.startswith(f"{r}_s")])
+    g.add(f"{r}_sub", *[(_r(f"{p}_sub"),) for p in snames])
     # a set operation: the first side in a scope of the query (so that what begins as a set
     # operation can still end as a plain SELECT: a small model rarely writes the UNION), the
     # others in any scope; at most LIMITS["setops"] operations
