@@ -128,3 +128,18 @@ def test_the_decider_is_trained_out_of_fold_and_decides_in_the_verifier(tmp_path
     path = tmp_path / "v.json"
     path.write_text(json.dumps(spec))
     assert FeatureVerifier(path).decider is not None
+
+
+@pytest.mark.parametrize("text, says", [("{not json", "cannot read the verifier file"),
+                                         ('{"decision": {}}', "is not a verifier file")])
+def test_train_verifier_refuses_a_bad_verifier_file_before_building(tmp_path, data_dir, text, says):
+    from typer.testing import CliRunner
+
+    from sqlmend.cli import app
+
+    bad, cases = tmp_path / "bad.json", tmp_path / "cases.jsonl"
+    bad.write_text(text)
+    r = CliRunner().invoke(app, ["train-verifier", "--questions", "1", "--data", str(cases), "--evaluate", str(bad)])
+    assert r.exit_code == 2, r.output
+    assert says in r.output
+    assert not cases.exists()  # nothing was built

@@ -63,10 +63,13 @@ def train_verifier(
     pool = list(ds.tasks)
     tasks = tasks[skip:skip + questions]
     kind_list = [k.strip() for k in kinds.split(",") if k.strip()]
-    unknown = set(kind_list) - {"rule", "rule1", "rule2", "neighbour"}
+    unknown = set(kind_list) - {"rule", *training.KINDS}
     if unknown:
         typer.secho(f"unknown --kinds {sorted(unknown)}", err=True, fg="red")
         raise typer.Exit(2)
+    # read the verifier files to compare with before the (long) build: a bad one fails now
+    evaluated = {str(p): _verifier_file(p) for p in evaluate or []}
+    baseline = _verifier_file(compare) if compare else None
     data = data or cache_dir("search") / "verifier-train.jsonl"
     bar = tqdm(total=len(tasks), desc="cases", unit="q")
     for msg in training.build(tasks, lambda d: str(ds.db_path(d)), data, seed=seed, progress=bar.update,
@@ -78,12 +81,12 @@ def train_verifier(
         return
     cases = [c for c in training.load(data) if c["qid"] in {t.question_id for t in tasks}]
     if evaluate:
-        report = {str(p): training.evaluate(cases, json.loads(p.read_text()), holdout) for p in evaluate}
+        report = {name: training.evaluate(cases, spec, holdout) for name, spec in evaluated.items()}
         typer.echo(json.dumps(report, indent=1))
         return
     spec = training.fit(cases, holdout=holdout, precision=precision, max_false_rate=max_false_rate,
                         max_iter=max_iter, seed=seed, refit=refit, decider=decider,
-                        baseline=json.loads(compare.read_text()) if compare else None)
+                        baseline=baseline)
     spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": dataset,
                              "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
                                         f"--kinds {','.join(kind_list)} "
@@ -94,6 +97,19 @@ def train_verifier(
     held = spec["training"]["held_out"]
     typer.echo(json.dumps({"held_out": held, "decision": spec["decision"]}, indent=1))
     typer.echo(f"wrote {target} ({target.stat().st_size // 1024} KiB)")
+
+
+def _verifier_file(path: Path) -> dict:
+    """A verifier weight file (``--compare``, ``--evaluate``), or a clear error and exit 2."""
+    try:
+        spec = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        typer.secho(f"cannot read the verifier file {path}: {exc}", err=True, fg="red")
+        raise typer.Exit(2)
+    if not isinstance(spec, dict) or "model" not in spec:
+        typer.secho(f"{path} is not a verifier file (no \"model\"; see `sqlmend train-verifier`)", err=True, fg="red")
+        raise typer.Exit(2)
+    return spec
 
 
 def bench_search_cmd(

@@ -260,7 +260,11 @@ class Featurizer:
         """The vectors of ``original`` then of each candidate (``search.Executed``), the edit features
         measured against the original."""
         vec, raw = self.vector(original.tree, original.result, original.error, [], None)
-        return [vec] + [self.vector(c.tree, c.result, c.error, c.generators, raw)[0] for c in candidates]
+        return [vec] + self.edited(candidates, raw)
+
+    def edited(self, candidates: list[Any], original: dict[str, float]) -> list[list[float]]:
+        """The vectors of ``candidates``, the edit features measured against the original's raw features."""
+        return [self.vector(c.tree, c.result, c.error, c.generators, original)[0] for c in candidates]
 
 
 #: Features of the replace-or-keep decider: scores of the original, the best and the second-best

@@ -88,10 +88,11 @@ class SearchStage(StageBase):
         schema = ctx.db.schema()
         inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "")
         verifier = self.verifier
+        query = verifier.for_query(inp, orig, ctx.findings)  # the original featurized and scored once
         flagged = bool(flags)
         if s.scope == "suspect" and not flags:
             below = s.suspect_below if s.suspect_below is not None else verifier.suspect_below
-            orig.score = verifier.score_all(inp, orig, [], ctx.findings)[0]
+            orig.score = query.original_score
             trace.detail["original_score"] = round(orig.score, 4)
             if orig.score >= below:
                 trace.status = "skipped"
@@ -102,7 +103,7 @@ class SearchStage(StageBase):
                                   max_rows=s.max_rows)
 
         def rank(original: Executed, cands: list[Executed]) -> list[float]:
-            return verifier.score_all(inp, original, cands, ctx.findings)[1:]
+            return query.scores(cands)
 
         found = search(ctx.db, orig, inp, ctx.findings, settings, rank=rank)
         cands = found.candidates
@@ -114,9 +115,8 @@ class SearchStage(StageBase):
             return self._done(trace, start), found
         # one-edit candidates were scored when the search ranked them: score only the rest
         rest = [c for c in cands if c.score is None]
-        scores = verifier.score_all(inp, orig, rest, ctx.findings)
-        orig.score = scores[0]
-        for c, sc in zip(rest, scores[1:]):
+        orig.score = query.original_score
+        for c, sc in zip(rest, query.scores(rest)):
             c.score = sc
         ranked = sorted(cands, key=lambda c: -c.score)
         margin = s.margin if s.margin is not None else verifier.margin_for(s.scope)
@@ -130,7 +130,7 @@ class SearchStage(StageBase):
             chosen = ranked[pick - 1] if pick > 0 else None
             trace.detail["verifier"] = f"listwise (model), choice {pick}"
         else:
-            value = verifier.replace_value(inp, orig, ranked, flagged, ctx.findings)
+            value = verifier.replace_value(query, ranked, flagged)
             if value > margin:
                 chosen = ranked[0]
             rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"

@@ -132,16 +132,17 @@ def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question:
             if len(out) > per_question:
                 break
     if "rule1" in kinds:
-        for text, op, _ in perturb(gold, schema, db, gold_res, rng, weighted_operators(rng), timeout):
-            out.append((f"rule1:{op.name}", text))
-            break
+        first = next(perturb(gold, schema, db, gold_res, rng, weighted_operators(rng), timeout), None)
+        if first is not None:
+            out.append((f"rule1:{first[1].name}", first[0]))
     if "rule2" in kinds:
-        for text, op, _ in perturb(gold, schema, db, gold_res, rng, weighted_operators(rng), timeout):
+        first = next(perturb(gold, schema, db, gold_res, rng, weighted_operators(rng), timeout), None)
+        if first is not None:
+            text, op, _ = first
             second = [o for o in weighted_operators(rng) if o.name != op.name]
-            for text2, op2, _ in perturb(text, schema, db, gold_res, rng, second, timeout):
-                out.append((f"rule2:{op.name}+{op2.name}", text2))
-                break
-            break
+            two = next(perturb(text, schema, db, gold_res, rng, second, timeout), None)
+            if two is not None:
+                out.append((f"rule2:{op.name}+{two[1].name}", two[0]))
     if "neighbour" in kinds and neighbours is not None:
         for qid, other in neighbours.of(task):
             try:
@@ -239,6 +240,13 @@ def held_out(db_id: str, fraction: float) -> bool:
     return (zlib.crc32(db_id.encode()) % 1000) < fraction * 1000
 
 
+def correct_weight(cases: list[dict[str, Any]]) -> float:
+    """How much a correct original weighs (wrong / correct originals): the two weigh the same in
+    training and in the stated precision."""
+    n_gold = sum(c["labels"][0] == 1 for c in cases)
+    return (len(cases) - n_gold) / n_gold if n_gold else 1.0
+
+
 def export(clf: Any, names: list[str] | None = None) -> dict[str, Any]:
     """The trees of a fitted binary HistGradientBoostingClassifier as plain arrays (``names``: its
     feature names, default :data:`FEATURE_NAMES`)."""
@@ -299,13 +307,17 @@ def outcome(decided: list[dict[str, Any]], margin: float, correct_weight: float 
     return out
 
 
+def _meets(o: dict[str, Any], precision: float, max_false_rate: float) -> bool:
+    return (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate
+
+
 def calibrate(decided: list[dict[str, Any]], precision: float, max_false_rate: float,
               correct_weight: float = 1.0, scope: str = "all", suspect_below: float = 0.0) -> dict[str, Any]:
     """The smallest margin on a grid meeting both targets (the largest grid value when none does)."""
     grid = [round(float(x), 3) for x in np.arange(0.0, 1.0, 0.01)]
     for m in grid:
         o = outcome(decided, m, correct_weight, scope, suspect_below)
-        if (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate:
+        if _meets(o, precision, max_false_rate):
             return o
     return outcome(decided, grid[-1], correct_weight, scope, suspect_below)
 
@@ -318,8 +330,7 @@ def calibrate_suspect(decided: list[dict[str, Any]], precision: float, max_false
     best = None
     for t in [round(float(x), 2) for x in np.arange(0.0, 1.0001, 0.05)]:
         o = calibrate(decided, precision, max_false_rate, correct_weight, "suspect", t)
-        ok = (o["precision"] is None or o["precision"] >= precision) and o["false_rate"] <= max_false_rate
-        if ok and (best is None or o["fixed"] > best["fixed"]):
+        if _meets(o, precision, max_false_rate) and (best is None or o["fixed"] > best["fixed"]):
             best = o
     return best or calibrate(decided, precision, max_false_rate, correct_weight, "suspect", 0.0)
 
@@ -349,16 +360,12 @@ def evaluate(cases: list[dict[str, Any]], spec: dict[str, Any], holdout: float =
     from sqlmend.search.verifier import TreeEnsemble
 
     test = [c for c in cases if held_out(c["db_id"], holdout)]
-    n_gold = sum(c["labels"][0] == 1 for c in cases)
-    w_gold = (len(cases) - n_gold) / n_gold if n_gold else 1.0
+    w_gold = correct_weight(cases)
     model = TreeEnsemble(spec["model"])
     scores = [model.proba(np.asarray(c["X"], dtype=np.float64)) for c in test]
     decided = decisions(test, scores)
     if "decider" in spec:
-        dec = TreeEnsemble(spec["decider"])
-        rows = _decider_rows(test, scores)
-        decided = [dict(d, gap=float(dec.proba(r[None, :])[0]) if r is not None else -1.0)
-                   for d, r in zip(decided, rows)]
+        decided = _decided_by(decided, _decider_rows(test, scores), TreeEnsemble(spec["decider"]).proba)
     d = spec.get("decision", {})
     own = {"flagged": outcome(decided, float(d.get("margin", 0.5)), w_gold, "flagged"),
            "all": outcome(decided, float(d.get("all_margin", d.get("margin", 0.5))), w_gold, "all")}
@@ -410,6 +417,14 @@ def _decider_rows(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list
     return out
 
 
+def _decided_by(decided: list[dict[str, Any]], rows: list[np.ndarray | None],
+                proba: Callable[[np.ndarray], np.ndarray]) -> list[dict[str, Any]]:
+    """``decided`` with the decider's P(fix) (``proba`` of the :func:`_decider_rows`) as the gap."""
+    some = [r for r in rows if r is not None]
+    probs = iter(proba(np.asarray(some)).tolist() if some else [])
+    return [dict(d, gap=next(probs) if r is not None else -1.0) for d, r in zip(decided, rows)]
+
+
 def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.93,
         max_false_rate: float = 0.01, max_iter: int = 300, seed: int = 0,
         baseline: dict[str, Any] | None = None, refit: bool = True, decider: bool = False) -> dict[str, Any]:
@@ -430,9 +445,7 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
 
     if decider and refit:
         raise ValueError("the decider is trained on out-of-fold scores of the calibrated model: use refit=False")
-    # correct and wrong originals weigh the same in training and in the stated precision
-    n_gold = sum(c["labels"][0] == 1 for c in cases)
-    w_gold = (len(cases) - n_gold) / n_gold if n_gold else 1.0
+    w_gold = correct_weight(cases)
 
     def matrix(part):
         X = np.asarray([row for c in part for row in c["X"]], dtype=np.float64)
@@ -464,30 +477,28 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
             m = fitted(other)
             for c in part:
                 oof[id(c)] = m.predict_proba(np.asarray(c["X"], dtype=np.float64))[:, 1]
-        rows = _decider_rows(train, [oof[id(c)] for c in train])
-        keep = [i for i, r in enumerate(rows) if r is not None]
-        y = [int(train[i]["labels"][0] == 0 and train[i]["labels"][1 + int(np.argmax(oof[id(train[i])][1:]))] == 1)
-             for i in keep]
-        w = [w_gold if train[i]["labels"][0] == 1 else 1.0 for i in keep]
+        oof_scores = [oof[id(c)] for c in train]
+        rows = _decider_rows(train, oof_scores)
+        keep = [(r, d) for r, d in zip(rows, decisions(train, oof_scores)) if r is not None]
+        y = [int(not d["orig"] and d["best"]) for _, d in keep]  # the best candidate fixes a wrong original
+        w = [w_gold if d["orig"] else 1.0 for _, d in keep]
         dec = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=30,
                                              l2_regularization=1.0, random_state=seed)
-        dec.fit(np.asarray([rows[i] for i in keep]), np.asarray(y), sample_weight=np.asarray(w))
-        test_rows = _decider_rows(test, scores)
-        some = [r for r in test_rows if r is not None]
-        probs = iter(dec.predict_proba(np.asarray(some))[:, 1].tolist() if some else [])
-        p_fix = [next(probs) if r is not None else -1.0 for r in test_rows]
-        decided = [dict(d, gap=p) for d, p in zip(decisions(test, scores), p_fix)]
+        dec.fit(np.asarray([r for r, _ in keep]), np.asarray(y), sample_weight=np.asarray(w))
+        decided = _decided_by(decisions(test, scores), _decider_rows(test, scores),
+                              lambda X: dec.predict_proba(X)[:, 1])
+        gap_rule = {k: v for k, v in held.items() if k in ("chosen", "per_kind")}
         held = held_out_report(test, scores, precision, max_false_rate, w_gold, decided)
-        held["gap_rule"] = {k: v for k, v in held_out_report(test, scores, precision, max_false_rate,
-                                                             w_gold).items() if k in ("chosen", "per_kind")}
+        held["gap_rule"] = gap_rule
         dec_spec = export(dec, DECIDER_NAMES)
     if baseline is not None:
         old = TreeEnsemble(baseline["model"])
         old_scores = [old.proba(np.asarray(c["X"], dtype=np.float64)) for c in test]
-        held["baseline"] = held_out_report(test, old_scores, precision, max_false_rate, w_gold)
+        old_decided = decisions(test, old_scores)
+        held["baseline"] = held_out_report(test, old_scores, precision, max_false_rate, w_gold, old_decided)
         old_margin = float(baseline.get("decision", {}).get("margin", 0.5))
         held["baseline"]["shipped_margin"] = {
-            scope: outcome(decisions(test, old_scores), old_margin, w_gold, scope) for scope in ("flagged", "all")}
+            scope: outcome(old_decided, old_margin, w_gold, scope) for scope in ("flagged", "all")}
     spec = export(fitted(cases) if refit else clf)
     chosen = held["chosen"]
     out_spec: dict[str, Any] = {"model": spec}

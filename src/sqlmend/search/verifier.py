@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -110,24 +110,25 @@ class FeatureVerifier:
         """``scope=suspect`` searches an unflagged query whose score is below this (0: none)."""
         return float(self.decision.get("suspect_below", 0.0))
 
-    def replace_value(self, inp: SearchInput, original: Executed, ranked: list[Executed], flagged: bool,
-                      findings: list[Any] = ()) -> float:
+    def for_query(self, inp: SearchInput, original: Executed, findings: list[Any] = (),
+                  dialect: str = "sqlite") -> QueryScorer:
+        """The verifier bound to one query: its original featurized and scored once (see :class:`QueryScorer`)."""
+        return QueryScorer(self.model, inp, original, findings, dialect)
+
+    def replace_value(self, query: QueryScorer, ranked: list[Executed], flagged: bool) -> float:
         """What the decision compares with the margin: with a decider, P(the best candidate fixes a wrong
         original); else the score gap best - original (``ranked``: scored candidates, best first)."""
+        original = query.original
         if self.decider is None:
             return float(ranked[0].score - original.score)
-        x = self.vectors(inp, original, ranked[:1], findings=findings)
         scores = [original.score] + [c.score for c in ranked]
-        return float(self.decider.proba(decider_row(np.asarray(scores), x[0], x[1], flagged)[None, :])[0])
-
-    def vectors(self, inp: SearchInput, original: Executed, candidates: list[Executed],
-                dialect: str = "sqlite", findings: list[Any] = ()) -> np.ndarray:
-        """The feature matrix: the original first, then the candidates."""
-        return np.asarray(Featurizer(inp, dialect, findings).rows(original, candidates), dtype=np.float64)
+        row = decider_row(np.asarray(scores), query.base[0], query.rows(ranked[:1])[0], flagged)
+        return float(self.decider.proba(row[None, :])[0])
 
     def score_all(self, inp: SearchInput, original: Executed, candidates: list[Executed],
                   findings: list[Any] = ()) -> list[float]:
-        return self.model.proba(self.vectors(inp, original, candidates, findings=findings)).tolist()
+        query = self.for_query(inp, original, findings)
+        return [query.original_score] + query.scores(candidates)
 
     def p_correct(self, db: Any, sql_text: str, question: str, evidence: str = "", findings: list[Any] = (),
                   value_index: Any = None) -> float:
@@ -151,8 +152,38 @@ class FeatureVerifier:
         inp = SearchInput(question, db.schema(), value_index if value_index is not None else db.value_index(),
                           evidence)
         original = execute_original(db, sql_text, limits.timeout, limits.max_rows)
-        X = self.vectors(inp, original, [], getattr(db, "dialect", "sqlite"), findings)
-        return float(self.model.proba(X)[0])
+        return self.for_query(inp, original, findings, getattr(db, "dialect", "sqlite")).original_score
+
+
+class QueryScorer:
+    """The feature verifier on one query: the original is featurized and scored once (on first use),
+    each candidate against it. The search stage scores the original for ``scope=suspect``, ranks the
+    one-edit candidates, then scores the rest, all with one of these."""
+
+    def __init__(self, model: TreeEnsemble, inp: SearchInput, original: Executed, findings: list[Any] = (),
+                 dialect: str = "sqlite"):
+        self.model = model
+        self.original = original
+        self.fz = Featurizer(inp, dialect, findings)
+
+    @cached_property
+    def base(self) -> tuple[list[float], dict[str, float]]:
+        """The original's vector and raw features."""
+        o = self.original
+        return self.fz.vector(o.tree, o.result, o.error, [], None)
+
+    @cached_property
+    def original_score(self) -> float:
+        """P(the original is correct)."""
+        return float(self.model.proba(np.asarray([self.base[0]], dtype=np.float64))[0])
+
+    def rows(self, candidates: list[Executed]) -> np.ndarray:
+        """The candidates' feature matrix (edit features against the original)."""
+        return np.asarray(self.fz.edited(candidates, self.base[1]), dtype=np.float64)
+
+    def scores(self, candidates: list[Executed]) -> list[float]:
+        """P(correct) of each candidate."""
+        return self.model.proba(self.rows(candidates)).tolist() if candidates else []
 
 
 _ANSWER = re.compile(r"-?\d+")
