@@ -70,7 +70,7 @@ def test_the_combiner_trains_on_questions_neither_model_saw(data_dir):
     from sqlmend.synth.build import sample_questions
 
     ds = load_dataset("spider-train", data_root=data_dir)
-    unseen = unseen_train_tasks(ds, verifier_questions=5000, synth_limit=1000, synth_seed=3)
+    unseen = unseen_train_tasks(ds, {"questions": 5000, "seed": 0}, synth_limit=1000, synth_seed=3)
     ids = {t.question_id for t in unseen}
     with_db = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
     random.Random(0).shuffle(with_db)

@@ -143,3 +143,24 @@ def test_train_verifier_refuses_a_bad_verifier_file_before_building(tmp_path, da
     assert r.exit_code == 2, r.output
     assert says in r.output
     assert not cases.exists()  # nothing was built
+
+
+def test_seen_questions_follow_the_recorded_selection(data_dir):
+    """The verifier's training questions are one seeded selection; with refit off, the held-out
+    databases' questions (calibration only) are not among those its trees saw."""
+    from sqlmend.bench import load_dataset
+    from sqlmend.search.train import held_out, seen_questions, training_questions
+
+    ds = load_dataset("spider-train", data_root=data_dir)
+
+    def has_db(d):
+        return ds.db_path(d) is not None
+
+    chosen = training_questions(ds.tasks, has_db, 300, skip=100, seed=1)
+    assert len(chosen) == 300 and chosen == training_questions(ds.tasks, has_db, 400, seed=1)[100:]
+    ids = {t.question_id for t in chosen}
+    assert seen_questions(ds.tasks, has_db, {"questions": 300, "skip": 100, "seed": 1}) == ids
+    kept = seen_questions(ds.tasks, has_db, {"questions": 300, "skip": 100, "seed": 1, "refit": False,
+                                             "holdout": 0.2})
+    on_held = {t.question_id for t in chosen if held_out(t.db_id, 0.2)}
+    assert on_held and kept == ids - on_held

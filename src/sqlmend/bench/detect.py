@@ -243,21 +243,25 @@ def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: in
             "failed": sum(r["failure"] is not None for r in rows), "out": str(out)}
 
 
-def unseen_train_tasks(ds: Any, verifier_questions: int = 4000, verifier_seed: int = 0, synth_limit: int = 2500,
+def unseen_train_tasks(ds: Any, selection: dict[str, Any] | None, synth_limit: int = 2500,
                        synth_seed: int = 0) -> list:
     """Spider-train questions neither shipped model trained on.
 
-    The verifier trained on the first ``verifier_questions`` of the seeded shuffle
-    ``sqlmend train-verifier`` makes; the detector on the ``sqlmend synth --limit
-    synth_limit`` sample (:func:`sqlmend.synth.build.sample_questions`). Both selections are
-    redone here with their recorded seeds.
+    The verifier's questions are redone from the ``selection`` its weights record
+    (:func:`sqlmend.search.train.seen_questions`; None: a verifier that records none is taken
+    to have seen every question); the detector's from the ``sqlmend synth --limit synth_limit``
+    sample (:func:`sqlmend.synth.build.sample_questions`).
     """
+    from sqlmend.search.train import seen_questions
     from sqlmend.synth.build import sample_questions
 
-    with_db = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
-    shuffled = list(with_db)
-    random.Random(verifier_seed).shuffle(shuffled)  # as `sqlmend train-verifier` (cli/search_cmd.py) does
-    used = {t.question_id for t in shuffled[:verifier_questions]}
+    def has_db(db_id: str) -> bool:
+        return ds.db_path(db_id) is not None
+
+    with_db = [t for t in ds.tasks if has_db(t.db_id) and t.gold]
+    if selection is None:
+        return []
+    used = seen_questions(ds.tasks, has_db, selection)
     used |= {t.question_id for t in sample_questions(ds.tasks, synth_limit, synth_seed)}
     return [t for t in with_db if t.question_id not in used]
 
@@ -278,7 +282,7 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
     from sqlmend.errors import ConfigError, SqlmendError
     from sqlmend.synth.hard import cases
 
-    unseen = unseen_train_tasks(ds)
+    unseen = unseen_train_tasks(ds, getattr(verifier, "spec", {}).get("training", {}).get("selection"))
     if not unseen:
         raise ConfigError("no Spider-train question is left that neither the detector nor the verifier "
                           "trained on")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import random
 from pathlib import Path
 
 import typer
@@ -58,10 +57,8 @@ def train_verifier(
         typer.secho(f"refusing {dataset}: the verifier trains on training questions only", err=True, fg="red")
         raise typer.Exit(2)
     ds = load_dataset(dataset)
-    tasks = [t for t in ds.tasks if ds.db_path(t.db_id) is not None and t.gold]
-    random.Random(seed).shuffle(tasks)
     pool = list(ds.tasks)
-    tasks = tasks[skip:skip + questions]
+    tasks = training.training_questions(pool, lambda d: ds.db_path(d) is not None, questions, skip, seed)
     kind_list = [k.strip() for k in kinds.split(",") if k.strip()]
     unknown = set(kind_list) - {"rule", *training.KINDS}
     if unknown:
@@ -88,6 +85,8 @@ def train_verifier(
                         max_iter=max_iter, seed=seed, refit=refit, decider=decider,
                         baseline=baseline)
     spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": dataset,
+                             "selection": {"questions": questions, "skip": skip, "seed": seed,
+                                           "holdout": holdout, "refit": refit},
                              "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
                                         f"--kinds {','.join(kind_list)} "
                                         f"--precision {precision} --max-false-rate {max_false_rate}"

@@ -240,6 +240,25 @@ def held_out(db_id: str, fraction: float) -> bool:
     return (zlib.crc32(db_id.encode()) % 1000) < fraction * 1000
 
 
+def training_questions(tasks: list[Task], has_db: Callable[[str], bool], questions: int, skip: int = 0,
+                       seed: int = 0) -> list[Task]:
+    """The questions ``sqlmend train-verifier`` trains on: those with a database and a gold, in a
+    seeded shuffle, ``[skip:skip + questions]``."""
+    pool = [t for t in tasks if has_db(t.db_id) and t.gold]
+    random.Random(seed).shuffle(pool)
+    return pool[skip:skip + questions]
+
+
+def seen_questions(tasks: list[Task], has_db: Callable[[str], bool], selection: dict[str, Any]) -> set[str]:
+    """Ids of the questions a verifier's trees were fitted on, from its recorded ``selection``
+    (``questions``, ``skip``, ``seed``; with ``refit`` false the held-out databases' questions,
+    used only to calibrate the margins, are not among them)."""
+    chosen = training_questions(tasks, has_db, selection["questions"], selection.get("skip", 0),
+                                selection.get("seed", 0))
+    holdout = 0.0 if selection.get("refit", True) else selection.get("holdout", 0.2)
+    return {t.question_id for t in chosen if not held_out(t.db_id, holdout)}
+
+
 def correct_weight(cases: list[dict[str, Any]]) -> float:
     """How much a correct original weighs (wrong / correct originals): the two weigh the same in
     training and in the stated precision."""
