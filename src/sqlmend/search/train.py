@@ -38,6 +38,7 @@ from sqlmend.search.engine import SearchSettings, execute_original, result_key, 
 from sqlmend.search.features import DECIDER_NAMES, FEATURE_NAMES, Featurizer, decider_row
 from sqlmend.search.generators import SearchInput
 from sqlmend.synth import OPERATORS, differs, perturb
+from sqlmend.synth.build import weighted_order
 from sqlmend.types import Task
 
 
@@ -63,8 +64,7 @@ KINDS = ("rule1", "rule2", "neighbour")
 def weighted_operators(rng: random.Random, mix: dict[str, float] | None = None) -> list[Any]:
     """Every perturbation operator once, in a random order drawn by weight (``REAL_MIX``)."""
     mix = REAL_MIX if mix is None else mix
-    keyed = [(rng.random() ** (1.0 / mix.get(op.name, 3.0)), op.name, op) for op in OPERATORS.values()]
-    return [op for _, _, op in sorted(keyed, key=lambda k: (-k[0], k[1]))]
+    return weighted_order(rng, list(OPERATORS.values()), lambda op: mix.get(op.name, 3.0))
 
 
 _WORD = re.compile(r"[a-z0-9_]+")

@@ -51,6 +51,13 @@ def differs(a: ExecResult, b: ExecResult) -> bool:
                            ExecResult(b.columns, list(dict.fromkeys(map(tuple, b.rows)))))
 
 
+def weighted_order(rng: random.Random, items: list[Any], weight: Any) -> list[Any]:
+    """Every item once, in a random order drawn by ``weight(item) > 0`` (weighted sampling without
+    replacement, Efraimidis-Spirakis keys; equal keys keep the items' order)."""
+    keys = [rng.random() ** (1.0 / weight(x)) for x in items]
+    return [x for _, x in sorted(zip(keys, items), key=lambda pair: -pair[0])]
+
+
 def perturb(gold: str, schema: Schema, db: Any, gold_result: ExecResult, rng: random.Random,
             ops: list[Operator], timeout: float = 10.0) -> Iterator[tuple[str, Operator, ExecResult]]:
     """Yield execution-verified perturbations of ``gold``, one operator at a time.
@@ -150,8 +157,8 @@ def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_ra
 
         yield example(gold, [taxonomy.NO_ERROR], "gold", [], gold_res)
         types = list(by_type)
-        if type_weights:  # weighted sampling without replacement (Efraimidis-Spirakis keys)
-            types.sort(key=lambda t: -rng.random() ** (1 / max(type_weights.get(t, 0.0), 1e-9)))
+        if type_weights:
+            types = weighted_order(rng, types, lambda t: max(type_weights.get(t, 0.0), 1e-9))
         else:
             rng.shuffle(types)
         made: list[tuple[str, Operator]] = []
