@@ -1,18 +1,31 @@
-"""aggregate_change: use another aggregate, drop it, or count distinct values."""
+"""aggregate_change: use another aggregate, drop it, count distinct values, or aggregate a plain column."""
 
 from __future__ import annotations
 
 from sqlmend.search.generators.base import Generator, each_edit
 from sqlmend.sql import ast
+from sqlmend.synth.nodes import selects
 
 _AGGS = (ast.Max, ast.Min, ast.Avg, ast.Sum, ast.Count)
 
 
+def _plain(sel) -> list:
+    """The one projected column of a SELECT of one plain column, no aggregate and no grouping."""
+    if sel.args.get("group") or len(sel.expressions) != 1:
+        return []
+    e = sel.expressions[0]
+    e = e.this if isinstance(e, ast.Alias) else e
+    return [e] if isinstance(e, ast.Column) else []
+
+
 def _locate(tree):
-    return [n for n in tree.find_all(*_AGGS)]
+    return [n for n in tree.find_all(*_AGGS)] + [c for sel in selects(tree) for c in _plain(sel)]
 
 
 def _options(node):
+    if isinstance(node, ast.Column):
+        return [(("wrap", cls), f"{node.sql()} -> {cls.__name__.upper()}({node.sql()})")
+                for cls in (ast.Sum, ast.Avg, ast.Max, ast.Min, ast.Count)]
     out = []
     star = isinstance(node.this, ast.Star)
     distinct = isinstance(node.this, ast.Distinct)
@@ -28,7 +41,9 @@ def _options(node):
 
 
 def _apply(node, option):
-    if option == "drop":
+    if isinstance(option, tuple):
+        node.replace(option[1](this=node.copy()))
+    elif option == "drop":
         node.replace(node.this.copy())
     elif option == "distinct":
         arg = node.this
@@ -40,7 +55,8 @@ def _apply(node, option):
 
 
 def generate(tree, inp):
-    """Aggregate as the question asks (MAX/MIN/AVG/SUM/COUNT, DISTINCT inside COUNT, or none)."""
+    """Aggregate as the question asks (MAX/MIN/AVG/SUM/COUNT, DISTINCT inside COUNT, or none; a plain
+    projected column of an ungrouped query aggregated)."""
     yield from each_edit(tree, _locate, _options, _apply)
 
 

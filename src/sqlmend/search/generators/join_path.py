@@ -1,14 +1,48 @@
-"""join_path: drop a joined table nothing reads, or re-key a join along the schema's foreign key."""
+"""join_path: join a foreign-key neighbour, drop a joined table nothing reads, or re-key a join along the
+schema's foreign key."""
 
 from __future__ import annotations
 
 from sqlmend.search.generators.base import Generator, each_edit, qualifier
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import scope_tables
+from sqlmend.synth.nodes import selects, table_of
 
 
 def _locate(tree):
-    return [j for j in tree.find_all(ast.Join) if isinstance(j.this, ast.Table)]
+    joins = [j for j in tree.find_all(ast.Join) if isinstance(j.this, ast.Table)]
+    froms = [s for s in selects(tree) if isinstance((s.args.get("from_") or s.args.get("from") or ast.From()).this, ast.Table)]
+    return joins + froms
+
+
+#: Foreign-key neighbours joined per SELECT at most (the question's first).
+_NEIGHBOURS = 3
+
+
+def _fk_pairs(schema):
+    """Each foreign key in both directions: ``(table, column, other table, other column)``."""
+    for fk in schema.foreign_keys:
+        yield fk.table, fk.columns[0], fk.ref_table, fk.ref_columns[0]
+        yield fk.ref_table, fk.ref_columns[0], fk.table, fk.columns[0]
+
+
+def _neighbours(sel, inp):
+    """Options joining a table the SELECT does not read, along a foreign key of a table it reads;
+    tables the question names (or whose columns it names) first."""
+    scope = scope_tables(sel)
+    read = {t.lower() for t in scope.values()}
+    ranked = []
+    for a, ca, b, cb in _fk_pairs(inp.schema):
+        if b.lower() in read or a.lower() not in read or inp.schema.table(b) is None:
+            continue
+        tab = inp.schema.table(b)
+        named = max([inp.link_scores.get(b.lower(), 0.0)]
+                    + [inp.column_score(tab.name, c.name) for c in tab.columns])
+        for t in sel.find_all(ast.Table):
+            if t.parent_select is sel and t.name.lower() == a.lower():
+                on = f"{t.alias or t.name}.{ca} = {tab.name}.{cb}"
+                ranked.append((-named, len(ranked), (("add", tab.name, on), f"join {tab.name} ON {on}")))
+    return [option for *_, option in sorted(ranked)]
 
 
 def _reads(sel, key: str, skip) -> bool:
@@ -27,6 +61,8 @@ def _reads(sel, key: str, skip) -> bool:
 
 def _options_for(inp):
     def options(join):
+        if isinstance(join, ast.Select):
+            return _neighbours(join, inp)[:_NEIGHBOURS]
         sel = join.parent_select
         if sel is None:
             return []
@@ -36,20 +72,42 @@ def _options_for(inp):
             out.append((("drop", None), f"drop join {join.this.sql()}"))
         scope = scope_tables(sel)
         mine = join.this.name.lower()
-        for fk in inp.schema.foreign_keys:
-            for a, ca, b, cb in ((fk.table, fk.columns[0], fk.ref_table, fk.ref_columns[0]),
-                                 (fk.ref_table, fk.ref_columns[0], fk.table, fk.columns[0])):
-                if b.lower() != mine:
-                    continue
-                for alias, table in scope.items():
-                    if table.lower() == a.lower() and alias != key:
-                        on = f"{qualifier(sel, alias, table)}.{ca} = {join.this.alias or join.this.name}.{cb}"
-                        current = join.args.get("on")
-                        if current is None or current.sql().lower() != on.lower():
-                            out.append((("on", on), f"join {join.this.sql()} ON {on}"))
+        for a, ca, b, cb in _fk_pairs(inp.schema):
+            if b.lower() != mine:
+                continue
+            for alias, table in scope.items():
+                if table.lower() == a.lower() and alias != key:
+                    on = f"{qualifier(sel, alias, table)}.{ca} = {join.this.alias or join.this.name}.{cb}"
+                    current = join.args.get("on")
+                    if current is None or current.sql().lower() != on.lower():
+                        out.append((("on", on), f"join {join.this.sql()} ON {on}"))
         return out[: inp.max_per_node]
 
     return options
+
+
+def _add(sel, table: str, on: str, schema) -> None:
+    """Join ``table`` to ``sel``; an unqualified column of a table already read that the new table
+    also has is qualified first (so it keeps its meaning); one no table read has is left to the new table."""
+    tab = schema.table(table)
+    spelled = {t.name: t.alias or t.name for t in sel.find_all(ast.Table) if t.parent_select is sel}
+    for col in list(sel.find_all(ast.Column)):
+        if col.table or col.parent_select is not sel or not tab.column(col.name):
+            continue
+        owner = table_of(col, sel, schema)
+        if owner in spelled:
+            col.set("table", ast.to_identifier(spelled[owner]))
+    sel.join(ast.to_table(table), on=on, copy=False)
+
+
+def _apply_for(inp):
+    def apply(node, option):
+        if option[0] == "add":
+            _add(node, option[1], option[2], inp.schema)
+            return True
+        return _apply(node, option)
+
+    return apply
 
 
 def _apply(join, option):
@@ -62,8 +120,9 @@ def _apply(join, option):
 
 
 def generate(tree, inp):
-    """Join along the foreign keys the question's tables need: re-key a join, or drop an unused table."""
-    yield from each_edit(tree, _locate, _options_for(inp), _apply)
+    """Join along the foreign keys the question's tables need: join a neighbour, re-key a join, or drop an
+    unused table."""
+    yield from each_edit(tree, _locate, _options_for(inp), _apply_for(inp))
 
 
 GENERATOR = Generator("join_path", ("table_redundancy", "table_mismatch"), generate, generate.__doc__)
