@@ -15,23 +15,24 @@ from sqlmend.synth.nodes import selects, type_class
 _WORDS = r"(\s+[a-z]+){0,2}\s*$"
 _BEFORE = ((r"\b(at least|no less than|no fewer than)" + _WORDS, ast.GTE),
            (r"\b(at most|no more than)" + _WORDS, ast.LTE),
-           (r"\b(more|greater|larger|higher|bigger|older|longer|heavier) than" + _WORDS, ast.GT),
+           (r"\b((more|greater|larger|higher|bigger|older|longer|heavier) than)" + _WORDS, ast.GT),
            (r"\b(over|above|exceed(s|ing)?|after)" + _WORDS, ast.GT),
-           (r"\b(less|fewer|smaller|lower|younger|shorter|lighter) than" + _WORDS, ast.LT),
+           (r"\b((less|fewer|smaller|lower|younger|shorter|lighter) than)" + _WORDS, ast.LT),
            (r"\b(under|below|before)" + _WORDS, ast.LT))
 _AFTER = ((r"^\s*(or more|or older|or higher|or greater|or above)\b", ast.GTE),
           (r"^\s*(or less|or fewer|or younger|or lower|or below)\b", ast.LTE))
 
 
 def number_comparisons(question: str) -> list[tuple[str, type]]:
-    """``[(number, comparison class)]`` for each number of the question: the words nearest before it
-    decide, "or more" / "or less" after it first (``ast.EQ`` when no word says)."""
+    """``[(number, comparison class)]`` for each number of the question: the phrase nearest before it
+    decides (the longer one when two end together: "no more than" over "more than"), "or more" /
+    "or less" after it first (``ast.EQ`` when no word says)."""
     out = []
     for m in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)", question):
         before, after = question[max(0, m.start() - 40):m.start()].lower(), question[m.end():].lower()
         op = next((c for pat, c in _AFTER if re.search(pat, after)), None)
         if op is None:
-            found = [(hit.start(), c) for pat, c in _BEFORE if (hit := re.search(pat, before))]
+            found = [((hit.end(1), -hit.start(1)), c) for pat, c in _BEFORE if (hit := re.search(pat, before))]
             op = max(found, key=lambda f: f[0])[1] if found else ast.EQ
         out.append((m.group(), op))
     return out

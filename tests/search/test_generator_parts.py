@@ -1,0 +1,22 @@
+"""Parts of the repair generators that read the question."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlmend.search.generators.condition_add import number_comparisons
+from sqlmend.sql import ast
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Find the cities that have more than one employee under age 30.", [("30", ast.LT)]),
+    ("Which singers are older than 40?", [("40", ast.GT)]),
+    ("Show the stadiums with capacity at least 5000.", [("5000", ast.GTE)]),
+    ("Which students are 20 or older?", [("20", ast.GTE)]),
+    ("Find dogs that weigh no more than 7.5 kilos.", [("7.5", ast.LTE)]),
+    ("List the flights after 1980 and before 1990.", [("1980", ast.GT), ("1990", ast.LT)]),
+    ("What is the name of the student with id 1?", [("1", ast.EQ)]),
+    ("Orders from 2009-2010 in room A12", [("2009", ast.EQ), ("2010", ast.EQ)]),
+])
+def test_the_words_before_or_after_a_number_give_its_comparison(question, expected):
+    assert number_comparisons(question) == expected
