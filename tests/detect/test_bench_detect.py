@@ -67,3 +67,18 @@ def test_bench_detect_samples_predictions_and_runs_the_prompted_baseline(data_di
     assert all(p is not None and 0 <= p <= 1 for p in p_correct)
     # no search: the combinations that read it are left out, the others scored
     assert "combined-no-search" in r["auroc"] and "combined" not in r["auroc"] and "search" not in r["seconds"]
+
+
+def test_bench_detect_scores_other_verifier_weights(tmp_path, data_dir):
+    """``--verifier-weights``: the verifier alone from another weights file (e.g. an earlier one)."""
+    from sqlmend.search.verifier import WEIGHTS
+
+    pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
+    copy = tmp_path / "verifier.json"
+    copy.write_bytes(WEIGHTS.read_bytes())
+    args = ["bench", "detect", "--no-model", "--no-static", "--no-search", "--pred", str(pred), "--limit", "6", "-q"]
+    r = CliRunner().invoke(app, [*args, "--verifier-weights", str(copy)])
+    assert r.exit_code == 0, r.output
+    assert "| verifier / all |" in r.output and "other verifier weights" not in r.output
+    r = CliRunner().invoke(app, [*args, "--verifier-weights", str(tmp_path / "missing.json")])
+    assert r.exit_code != 0 and "no verifier weights" in r.output

@@ -337,6 +337,9 @@ def bench_detect(
                                              "static-or-verifier and the combination (thresholds from --combine)."),
     combine: Optional[Path] = typer.Option(None, help="Combination weights and thresholds (default: the shipped "
                                                       "detect/combine.json, fitted on Spider train)."),
+    verifier_weights: Optional[Path] = typer.Option(None, help="Verifier weights (default: the shipped "
+                                                               "search/verifier.json; e.g. an earlier one, "
+                                                               "`git show REV:src/sqlmend/search/verifier.json`)."),
     search: bool = typer.Option(True, help="With the verifier: also run the repair search from each prediction "
                                            "(the search stage's bounds) for the combinations that read it."),
     prompted: int = typer.Option(0, help="Also run the prompted SmolLM2 baseline (JSON answer under constrained "
@@ -367,8 +370,8 @@ def bench_detect(
             from sqlmend.detect.combine import Combiner, search_settings
             from sqlmend.search.verifier import WEIGHTS, FeatureVerifier
 
-            ver, comb = FeatureVerifier(), Combiner.load(combine)
-            if not comb.fitted_with(WEIGHTS):
+            ver, comb = FeatureVerifier(verifier_weights), Combiner.load(combine)
+            if not comb.fitted_with(verifier_weights or WEIGHTS):
                 typer.secho("warning: the combination was fitted with other verifier weights; its thresholds "
                             "may not fit (run `sqlmend train-combiner`)", err=True, fg=typer.colors.YELLOW)
         if prompted:
