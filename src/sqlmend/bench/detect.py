@@ -70,6 +70,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     from sqlmend.bench.suspects import gold_suspects
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.calibrate import auroc
+    from sqlmend.detect.combine import VARIANTS
 
     ds = load_dataset("spider-dev", data_root=data_root)
     qids = [t.question_id for t in seeded_sample(ds.tasks, limit, seed) if ds.db_path(t.db_id)]
@@ -129,7 +130,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
             flags["static+model"] = {k: j.static_types + model[k] for k, j in results.items()}
         scores["static"] = {k: float(len(j.static_types)) for k, j in results.items()}
     if verifier is not None and combiner is not None:
-        from sqlmend.detect.combine import VARIANTS, Combiner
+        from sqlmend.detect.combine import Combiner
 
         flags["verifier"] = {k: combiner.verifier_flags(j.p_correct) for k, j in results.items()}
         scores["verifier"] = {k: 1 - j.p_correct for k, j in results.items() if j.p_correct is not None}
@@ -168,14 +169,11 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
             keys = [k for k in truth if k in sc]
             if keys and (name != "prompted" or subset == "prompted-sample"):
                 auc.setdefault(name, {})[subset] = auroc([1 - sc[k] for k in keys], [truth[k] for k in keys])
-    from sqlmend.detect.combine import VARIANTS
-
-    combined = list(VARIANTS)
     per_system = {}
     for path in files:
         truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
         per_system[path.stem] = {name: detection_metrics({k: flags[name][k] for k in truth}, truth).overall.to_dict()
-                                 for name in ("model", "verifier", *combined) if name in flags}
+                                 for name in ("model", "verifier", *VARIANTS) if name in flags}
     kinds = _kind_recall(ds, items, labels, flags)
     return {"table": table, "per_system": per_system, "auroc": auc, "seconds": seconds, "kinds": kinds,
             "questions": len(qids), "predictions": len(labels), "suspects": sorted(suspects), "labels": labels,
