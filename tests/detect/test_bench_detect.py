@@ -24,11 +24,16 @@ def test_bench_detect_scores_the_seeded_sample(tmp_path, data_dir, tiny_detector
     assert report["questions"] == len(wanted)
     assert {k.split(":", 1)[1] for k in report["labels"]} <= set(wanted)
     assert {k.split(":", 1)[0] for k in report["labels"]} == {"codes-1b", "din-sql_gpt-4"}
+    combined = ("combined", "combined-no-search", "combined-no-detector", "verifier+static")
     assert set(report["table"]) == {f"{d} / {s}" for d in ("model", "static", "static+model", "verifier",
-                                                           "static+verifier", "combined")
+                                                           "static+verifier", *combined)
                                     for s in ("all", "gold-clean")}
-    assert set(report["auroc"]) == {"model", "static", "verifier", "combined"}
-    assert set(report["seconds"]) >= {"model", "static", "verifier", "combined"}
+    assert set(report["auroc"]) == {"model", "static", "verifier", *combined}
+    assert set(report["seconds"]) >= {"model", "static", "verifier", "search", *combined}
+    # the search's pass runs the verifier too: it costs more; a combination costs its parts
+    secs = report["seconds"]
+    assert secs["search"] >= secs["verifier"] and secs["combined"] == round(secs["model"] + secs["search"], 4)
+    assert all(v["candidates"] is not None for v in report["results"].values() if v["error"] is None)
     n = report["table"]["model / all"]
     assert n["tp"] + n["fp"] + n["fn"] + n["tn"] == len(report["labels"])
     assert "| model / all |" in r.output
@@ -60,3 +65,20 @@ def test_bench_detect_samples_predictions_and_runs_the_prompted_baseline(data_di
     assert sum(row["n"] for row in r["kinds"].values()) == wrong
     p_correct = [v["p_correct"] for k, v in r["results"].items() if not k.startswith("prompted:")]
     assert all(p is not None and 0 <= p <= 1 for p in p_correct)
+    # no search: the combinations that read it are left out, the others scored
+    assert "combined-no-search" in r["auroc"] and "combined" not in r["auroc"] and "search" not in r["seconds"]
+
+
+def test_bench_detect_scores_other_verifier_weights(tmp_path, data_dir):
+    """``--verifier-weights``: the verifier alone from another weights file (e.g. an earlier one)."""
+    from sqlmend.search.verifier import WEIGHTS
+
+    pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
+    copy = tmp_path / "verifier.json"
+    copy.write_bytes(WEIGHTS.read_bytes())
+    args = ["bench", "detect", "--no-model", "--no-static", "--no-search", "--pred", str(pred), "--limit", "6", "-q"]
+    r = CliRunner().invoke(app, [*args, "--verifier-weights", str(copy)])
+    assert r.exit_code == 0, r.output
+    assert "| verifier / all |" in r.output and "other verifier weights" not in r.output
+    r = CliRunner().invoke(app, [*args, "--verifier-weights", str(tmp_path / "missing.json")])
+    assert r.exit_code != 0 and "no verifier weights" in r.output

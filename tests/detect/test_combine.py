@@ -35,18 +35,65 @@ def test_fit_learns_the_informative_signal_and_scores_without_sklearn():
     y = rng.random(n) < 0.4
     informative = np.clip(0.5 + 0.35 * (y * 2 - 1) + rng.normal(0, 0.15, n), 0, 1)  # the verifier column
     noise = rng.random(n)
-    rows = [[float(a), float(b), 0.0] for a, b in zip(noise, informative)]
+    rows = [[float(a), float(b), 0.0, float(c), 0.0, 0.0] for a, b, c in zip(noise, informative, rng.random(n))]
     spec = combine.fit(rows, y.tolist(), [str(i // 3) for i in range(n)], folds=4)
-    assert spec["coef"][1] > 2 * abs(spec["coef"][0])
+    assert set(spec["variants"]) == set(combine.VARIANTS) and spec["chosen"] in spec["variants"]
+    full = spec["variants"]["combined"]
+    assert full["coef"][1] > 2 * abs(full["coef"][0])
     assert spec["training"]["cv_auroc"]["verifier"] > 0.9 > 0.6 > spec["training"]["cv_auroc"]["detector"]
     comb = combine.Combiner(spec)
-    assert comb.score([0.5, 0.95, 0.0]) > comb.score([0.5, 0.05, 0.0])
+    assert comb.variant == spec["chosen"]
+    row = [0.5, 0.95, 0.0, 0.5, 0.0, 0.0]
+    assert comb.score(row) > comb.score([0.5, 0.05, 0.0, 0.5, 0.0, 0.0])
     assert comb.verifier_flags(0.02) and not comb.verifier_flags(0.98) and not comb.verifier_flags(None)
+    # a variant reads only its own columns of the full row
+    cheap = combine.Combiner(spec, "verifier+static")
+    assert not cheap.uses_detector and not cheap.uses_search
+    assert cheap.score(row) == cheap.score([0.0, 0.95, 0.0, 0.9, 0.9, 1.0])
+    assert combine.Combiner(spec, "combined-no-detector").uses_search
+    with pytest.raises(ConfigError, match="no combination"):
+        combine.Combiner(spec, "nonsense")
 
 
 def test_a_missing_score_counts_as_undecided():
-    assert combine.feature_row(None, None, []) == [0.5, 0.5, 0.0]
-    assert combine.feature_row(0.9, 0.2, ["attribute_mismatch"]) == pytest.approx([0.1, 0.8, 1.0])
+    # no search run: s_best undecided, no gain, not "searched and found nothing"
+    assert combine.feature_row(None, None, []) == [0.5, 0.5, 0.0, 0.5, 0.0, 0.0]
+    assert combine.feature_row(0.9, 0.2, ["attribute_mismatch"]) == pytest.approx([0.1, 0.8, 1.0, 0.5, 0.0, 0.0])
+
+
+def test_the_search_features_of_a_query():
+    # the best candidate beats the original by 0.5: s_best 0.7, s_gain 0.5
+    assert combine.feature_row(0.9, 0.2, [], best=0.7, candidates=12) == pytest.approx([0.1, 0.8, 0.0, 0.7, 0.5, 0.0])
+    # the original beats every candidate: no gain
+    assert combine.feature_row(0.9, 0.8, [], best=0.3, candidates=4)[3:] == pytest.approx([0.3, 0.0, 0.0])
+    # searched, nothing found
+    assert combine.feature_row(0.9, 0.8, [], best=None, candidates=0)[3:] == [0.0, 0.0, 1.0]
+
+
+def test_the_search_features_on_a_real_database(spider_conn):
+    """A wrong query whose one-edit fix the verifier trusts: a large gain; the gold: none."""
+    from sqlmend import rules
+    from sqlmend.search.verifier import FeatureVerifier
+
+    db = spider_conn("concert_singer")
+    v = FeatureVerifier()
+    q = "What is the average age of all singers?"
+
+    def row(sql):
+        found = v.judge(db, sql, q, findings=rules.check(db, sql, q), search=combine.search_settings())
+        return combine.feature_row(None, found.p_correct, [], found.best, found.candidates)
+
+    wrong, gold = row("SELECT max(age) FROM singer"), row("SELECT avg(age) FROM singer")
+    assert wrong[4] > 0.3 and gold[4] < wrong[4]
+
+
+def test_cases_scored_before_the_search_features_are_refused():
+    from sqlmend.bench.detect import fit_combiner
+    from sqlmend.search.verifier import WEIGHTS
+
+    old = [{"qid": "1", "p_no_error": 0.5, "p_correct": 0.5, "static_types": [], "correct": True, "kind": "gold"}]
+    with pytest.raises(ConfigError, match="before the repair-search features"):
+        fit_combiner(old, WEIGHTS)
 
 
 def test_the_shipped_weights_load_and_were_fitted_on_train(tmp_path):
@@ -55,6 +102,12 @@ def test_the_shipped_weights_load_and_were_fitted_on_train(tmp_path):
     assert 0 < comb.threshold < 1 and 0 < comb.verifier_threshold < 1
     other = tmp_path / "w.json"
     other.write_text(json.dumps({**comb.spec, "features": ["p_error"]}))
+    with pytest.raises(ConfigError, match="train-combiner"):
+        combine.Combiner.load(other)
+    # the weights before the search features (three features, one model): the same clear error
+    before = {"features": ["p_error", "v_wrong", "static"], "coef": [-1.1, 4.7, 0.5], "intercept": -1.7,
+              "threshold": 0.31, "verifier_threshold": 0.35, "training": {"dataset": "spider-train"}}
+    other.write_text(json.dumps(before))
     with pytest.raises(ConfigError, match="train-combiner"):
         combine.Combiner.load(other)
     with pytest.raises(ConfigError, match="no combination weights"):

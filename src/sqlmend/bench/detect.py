@@ -21,7 +21,8 @@ from typing import Any, Callable
 def bench_detect(detector: Any, files: list[Path], limit: int | None = None, seed: int = 0,
                  static: bool = True, data_root: str | Path | None = None,
                  progress: bool = True, predictions: int | None = None, verifier: Any = None,
-                 combiner: Any = None, prompted: Any = None, prompted_n: int | None = None) -> dict[str, Any]:
+                 combiner: Any = None, prompted: Any = None, prompted_n: int | None = None,
+                 search: Any = None) -> dict[str, Any]:
     """Score detectors side by side on prediction files of Spider dev.
 
     Each detector runs in its own pass over the same predictions, so each has its own
@@ -44,7 +45,12 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
         verifier: a :class:`~sqlmend.search.verifier.FeatureVerifier`: score it as a detector
             (needs ``combiner`` for its threshold).
         combiner: a :class:`~sqlmend.detect.combine.Combiner` (thresholds fitted on Spider train):
-            the verifier's threshold, static-or-verifier and the combined score.
+            the verifier's threshold, static-or-verifier and each combination of
+            :data:`~sqlmend.detect.combine.VARIANTS` whose signals were run.
+        search: with ``verifier``, the bounds of the repair search run from each prediction
+            (:func:`sqlmend.detect.combine.search_settings`) for the combinations' ``s_*``
+            features, in its own timed pass (``seconds["search"]``: the verifier with the search;
+            None: not run, nor the combinations that read it).
         prompted: a :class:`~sqlmend.detect.prompted.PromptedDetector`, run on a seeded
             ``prompted_n`` of the scored predictions (all when None).
         prompted_n: see ``prompted``.
@@ -64,6 +70,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     from sqlmend.bench.suspects import gold_suspects
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.calibrate import auroc
+    from sqlmend.detect.combine import VARIANTS
 
     ds = load_dataset("spider-dev", data_root=data_root)
     qids = [t.question_id for t in seeded_sample(ds.tasks, limit, seed) if ds.db_path(t.db_id)]
@@ -103,14 +110,16 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     if verifier is not None:
         for k, j in timed("verifier", verifier=verifier).items():
             results[k].p_correct = j.p_correct
+        if search is not None:
+            for k, j in timed("search", verifier=verifier, search=search).items():
+                results[k].best_correct, results[k].candidates = j.best_correct, j.candidates
+                results[k].search_seconds = j.search_seconds
     # what each combination costs: its parts (the verifier's pass runs the rules it reads)
     use_model = detector is not None
     if use_model:
         seconds["static+model"] = round(seconds["model"] + seconds.get("static", 0.0), 4)
     if verifier is not None:
         seconds["static+verifier"] = seconds["verifier"]
-        if use_model:
-            seconds["combined"] = round(seconds["model"] + seconds["verifier"], 4)
     model = {k: [t for t, _ in j.model_types] for k, j in results.items()}
     flags: dict[str, dict[str, Any]] = {"model": model} if use_model else {}
     scores: dict[str, dict[str, float]] = {
@@ -121,16 +130,21 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
             flags["static+model"] = {k: j.static_types + model[k] for k, j in results.items()}
         scores["static"] = {k: float(len(j.static_types)) for k, j in results.items()}
     if verifier is not None and combiner is not None:
-        from sqlmend.detect.combine import feature_row
+        from sqlmend.detect.combine import Combiner
 
         flags["verifier"] = {k: combiner.verifier_flags(j.p_correct) for k, j in results.items()}
         scores["verifier"] = {k: 1 - j.p_correct for k, j in results.items() if j.p_correct is not None}
         if static:
             flags["static+verifier"] = {k: bool(j.static_types) or flags["verifier"][k] for k, j in results.items()}
-        if static and use_model:
-            rows = {k: feature_row(j.p_no_error, j.p_correct, j.static_types) for k, j in results.items()}
-            flags["combined"] = {k: combiner.flags(r) for k, r in rows.items()}
-            scores["combined"] = {k: combiner.score(r) for k, r in rows.items()}
+            rows = {k: row_of(j) for k, j in results.items()}
+            for name in VARIANTS:
+                comb = Combiner(combiner.spec, name)
+                if (comb.uses_detector and not use_model) or (comb.uses_search and search is None):
+                    continue
+                flags[name] = {k: comb.flags(r) for k, r in rows.items()}
+                scores[name] = {k: comb.score(r) for k, r in rows.items()}
+                seconds[name] = round(seconds["search" if comb.uses_search else "verifier"]
+                                      + (seconds["model"] if comb.uses_detector else 0.0), 4)
     clean = {k: v for k, v in labels.items() if k.split(":", 1)[1] not in suspects}
     subsets = {"all": labels, "gold-clean": clean}
     if prompted is not None:
@@ -159,7 +173,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     for path in files:
         truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
         per_system[path.stem] = {name: detection_metrics({k: flags[name][k] for k in truth}, truth).overall.to_dict()
-                                 for name in ("model", "combined") if name in flags}
+                                 for name in ("model", "verifier", *VARIANTS) if name in flags}
     kinds = _kind_recall(ds, items, labels, flags)
     return {"table": table, "per_system": per_system, "auroc": auc, "seconds": seconds, "kinds": kinds,
             "questions": len(qids), "predictions": len(labels), "suspects": sorted(suspects), "labels": labels,
@@ -270,7 +284,9 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
                    progress: bool = True, skipped: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """The scored cases of ``sqlmend train-combiner``: :func:`sqlmend.synth.hard.cases` of a seeded sample
     of ``questions`` :func:`unseen_train_tasks`, each with ``p_no_error``, ``p_correct``,
-    ``static_types`` and ``failure`` (why it could not be judged, else None).
+    the repair search's ``best_correct``, ``candidates`` and ``search_seconds`` (the search stage's
+    bounds, :func:`sqlmend.detect.combine.search_settings`), ``static_types`` and ``failure`` (why it
+    could not be judged, else None).
 
     Raises:
         ConfigError: no training question is left that neither model trained on.
@@ -279,6 +295,7 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
 
     from sqlmend.bench.sampling import seeded_sample
     from sqlmend.detect.batch import Item, judge
+    from sqlmend.detect.combine import search_settings
     from sqlmend.errors import ConfigError, SqlmendError
     from sqlmend.synth.hard import cases
 
@@ -296,9 +313,20 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
     items = [Item(str(i), r["qid"], r["db_id"], r["question"], r["sql"], r.get("evidence") or "")
              for i, r in enumerate(rows)]
     for r, j in zip(rows, judge(items, lambda d: ds.db_path(d), detector, static=True, progress=progress,
-                                verifier=verifier)):
-        r.update(p_no_error=j.p_no_error, p_correct=j.p_correct, static_types=j.static_types, failure=j.error)
+                                verifier=verifier, search=search_settings())):
+        r.update(p_no_error=j.p_no_error, p_correct=j.p_correct, best_correct=j.best_correct,
+                 candidates=j.candidates, search_seconds=j.search_seconds, static_types=j.static_types,
+                 failure=j.error)
     return rows
+
+
+def row_of(j: Any) -> list[float]:
+    """The combination's :func:`~sqlmend.detect.combine.feature_row` of a judgement (or of its dict)."""
+    from sqlmend.detect.combine import feature_row
+
+    d = j if isinstance(j, dict) else j.__dict__
+    return feature_row(d.get("p_no_error"), d.get("p_correct"), d.get("static_types") or [],
+                       d.get("best_correct"), d.get("candidates"))
 
 
 def fit_combiner(rows: list[dict[str, Any]], verifier_weights: str | Path, seed: int = 0,
@@ -308,10 +336,14 @@ def fit_combiner(rows: list[dict[str, Any]], verifier_weights: str | Path, seed:
     import datetime as _dt
 
     from sqlmend.detect import combine
+    from sqlmend.errors import ConfigError
 
     rows = [r for r in rows if not r.get("failure")]
-    spec = combine.fit([combine.feature_row(r["p_no_error"], r["p_correct"], r["static_types"]) for r in rows],
-                       [not r["correct"] for r in rows], [r["qid"] for r in rows], seed=seed)
+    if rows and "candidates" not in rows[0]:
+        raise ConfigError("the cases were scored before the repair-search features; delete the cases file "
+                          "and rerun `sqlmend train-combiner`")
+    spec = combine.fit([row_of(r) for r in rows], [not r["correct"] for r in rows], [r["qid"] for r in rows],
+                       seed=seed)
     spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": "spider-train",
                              "verifier": combine.fingerprint(verifier_weights),
                              "kinds": {k: sum(r["kind"].split(":")[0] == k for r in rows)

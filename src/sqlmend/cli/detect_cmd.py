@@ -207,8 +207,10 @@ def train_combiner(
     Cases: for each sampled training question that neither the shipped detector nor the
     shipped verifier trained on, its gold (correct), two rule perturbations (wrong) and
     near-miss search candidates of the gold (same rows: correct; other rows: wrong). Each is
-    scored by the three signals; a balanced logistic regression combines them; thresholds
-    (the combination's and the verifier's alone) maximize F1 on cross-validated scores.
+    scored by the detector, the verifier, the static rules and a repair search run from it (the
+    search stage's bounds); balanced logistic regressions combine them (with and without the
+    detector, with and without the search; the best cross-validated AUROC is the default);
+    thresholds (each combination's and the verifier's alone) maximize F1 on cross-validated scores.
 
     Example: sqlmend train-combiner --questions 250 --cases runs/detector/combine-cases.jsonl
     """
@@ -335,6 +337,11 @@ def bench_detect(
                                              "static-or-verifier and the combination (thresholds from --combine)."),
     combine: Optional[Path] = typer.Option(None, help="Combination weights and thresholds (default: the shipped "
                                                       "detect/combine.json, fitted on Spider train)."),
+    verifier_weights: Optional[Path] = typer.Option(None, help="Verifier weights (default: the shipped "
+                                                               "search/verifier.json; e.g. an earlier one, "
+                                                               "`git show REV:src/sqlmend/search/verifier.json`)."),
+    search: bool = typer.Option(True, help="With the verifier: also run the repair search from each prediction "
+                                           "(the search stage's bounds) for the combinations that read it."),
     prompted: int = typer.Option(0, help="Also run the prompted SmolLM2 baseline (JSON answer under constrained "
                                          "decoding) on a seeded sample of this many of the scored predictions "
                                          "(0: not run; slow on a CPU)."),
@@ -360,11 +367,11 @@ def bench_detect(
         det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode=mode) if model else None
         ver = comb = asker = None
         if verifier:
-            from sqlmend.detect.combine import Combiner
+            from sqlmend.detect.combine import Combiner, search_settings
             from sqlmend.search.verifier import WEIGHTS, FeatureVerifier
 
-            ver, comb = FeatureVerifier(), Combiner.load(combine)
-            if not comb.fitted_with(WEIGHTS):
+            ver, comb = FeatureVerifier(verifier_weights), Combiner.load(combine)
+            if not comb.fitted_with(verifier_weights or WEIGHTS):
                 typer.secho("warning: the combination was fitted with other verifier weights; its thresholds "
                             "may not fit (run `sqlmend train-combiner`)", err=True, fg=typer.colors.YELLOW)
         if prompted:
@@ -374,12 +381,16 @@ def bench_detect(
             asker = PromptedDetector(TransformersBackend(device="cpu", constrain=True), max_tokens=48)
         r = run(det, files, limit=limit, seed=seed, static=static, data_root=data_root, progress=not quiet,
                 predictions=sample_predictions, verifier=ver, combiner=comb, prompted=asker,
-                prompted_n=prompted or None)
+                prompted_n=prompted or None, search=search_settings() if verifier and search else None)
     except SqlmendError as e:
         _fail(e)
     typer.echo(f"{len(r['labels'])} predictions ({r['wrong']} wrong) of {r['questions']} questions, {len(files)} "
                f"systems; {len(r['suspects'])} gold-suspect questions"
                + (f"; mode={mode}, threshold={det.threshold:.4f}" if det is not None else ""))
+    if "search" in r["seconds"]:
+        typer.echo(f"repair search from each prediction: {r['seconds']['search']:.3f} s/query with the verifier "
+                   f"(+{r['seconds']['search'] - r['seconds']['verifier']:.3f} over the verifier alone); "
+                   f"the combination chosen on train: {comb.variant}")
     typer.echo("| detector / questions | n | D-Precision | D-Recall | D-Accuracy | D-F1 | AUROC | s / query |")
     typer.echo("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, m in r["table"].items():

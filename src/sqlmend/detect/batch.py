@@ -30,6 +30,9 @@ class Judgement:
     model_types: list[tuple[str, float]] = field(default_factory=list)
     p_no_error: float | None = None
     p_correct: float | None = None  # the repair-search verifier's P(correct) of the query alone
+    best_correct: float | None = None  # the repair search from the query: its best candidate's P(correct)
+    candidates: int | None = None  # the distinct candidates that search found (None: no search)
+    search_seconds: float | None = None
     static_codes: list[str] = field(default_factory=list)
     static_types: list[str] = field(default_factory=list)
     error: str | None = None  # a per-item failure (missing database, ...)
@@ -37,13 +40,14 @@ class Judgement:
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "model_types": [[t, round(s, 4)] for t, s in self.model_types],
-                "p_no_error": self.p_no_error, "p_correct": self.p_correct, "static_codes": self.static_codes,
+                "p_no_error": self.p_no_error, "p_correct": self.p_correct, "best_correct": self.best_correct,
+                "candidates": self.candidates, "search_seconds": self.search_seconds, "static_codes": self.static_codes,
                 "static_types": self.static_types, "error": self.error, "raw": self.raw}
 
 
 def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = None, static: bool = False,
           progress: bool = True, total: int | None = None, batch_size: int = 8,
-          verifier: Any = None) -> list[Judgement]:
+          verifier: Any = None, search: Any = None) -> list[Judgement]:
     """Judge items with the error-token detector, the static rules and/or the search verifier.
 
     Items are grouped by database so that each is opened (and its samples and
@@ -60,6 +64,9 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
         batch_size: queries per forward pass of the detector.
         verifier: a :class:`~sqlmend.search.verifier.FeatureVerifier`: also its P(correct) of each
             query alone (``p_correct``; the static rules' findings are among its features).
+        search: with ``verifier``, the bounds of a repair search run from each query as the search
+            stage runs it (:meth:`~sqlmend.search.verifier.FeatureVerifier.judge`; ``best_correct``,
+            ``candidates``, ``search_seconds``); None: no search.
 
     Returns:
         One :class:`Judgement` per item, in input order.
@@ -109,7 +116,10 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
                         j.static_codes = [f.code for f in found]
                         j.static_types = list(dict.fromkeys(f.error_type for f in found))
                     if verifier is not None:
-                        j.p_correct = verifier.p_correct(db, it.sql, it.question, it.evidence, found, vi)
+                        v = verifier.judge(db, it.sql, it.question, it.evidence, found, vi, search)
+                        j.p_correct, j.best_correct = v.p_correct, v.best
+                        if search is not None:
+                            j.candidates, j.search_seconds = v.candidates, round(v.seconds, 4)
                 if detector is not None:
                     ctx = structure.describe(db, it.question, it.sql, samples=samples, value_index=vi)
                     pending.append((j, (it.question, ctx.to_dict(), it.sql, it.evidence)))

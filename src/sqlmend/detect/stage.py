@@ -76,8 +76,9 @@ class DetectorStage(StageBase):
             "one_pass", description="one_pass (calibrated threshold) or decode (error tokens)")
         skip_if_static: bool = Field(False, description="skip when earlier stages already found errors")
         combine: bool = Field(False, description="flag by the combination of the detector's P(error), the "
-                                                 "repair-search verifier's P(correct) of the SQL alone and the "
-                                                 "static findings (logistic regression fitted on Spider train: "
+                                                 "repair-search verifier's P(correct) of the SQL alone, the "
+                                                 "static findings and what a repair search from the SQL finds "
+                                                 "(logistic regression fitted on Spider train: "
                                                  "detect/combine.json, docs/benchmarks.md) instead of the "
                                                  "detector's own threshold")
 
@@ -96,7 +97,7 @@ class DetectorStage(StageBase):
 
     def _combined(self, ctx: StageContext, found: Detection) -> tuple[Detection, dict[str, Any]]:
         """The detection as the combination decides it, and its inputs for the trace."""
-        from sqlmend.detect.combine import Combiner, feature_row
+        from sqlmend.detect.combine import Combiner, feature_row, search_settings
         from sqlmend.search.verifier import FeatureVerifier
 
         with _LOCK:
@@ -104,14 +105,19 @@ class DetectorStage(StageBase):
                 _LOADED[("combine", "")] = (Combiner.load(), FeatureVerifier())
             comb, verifier = _LOADED[("combine", "")]
         static = [f for f in ctx.findings if f.source == "static"]
-        p_correct = verifier.p_correct(ctx.db, ctx.sql, ctx.task.question, ctx.task.evidence, static)
-        row = feature_row(found.p_no_error, p_correct, [f.error_type for f in static])
+        v = verifier.judge(ctx.db, ctx.sql, ctx.task.question, ctx.task.evidence, static,
+                           search=search_settings() if comb.uses_search else None)
+        row = feature_row(found.p_no_error, v.p_correct, [f.error_type for f in static], v.best, v.candidates)
         score = comb.score(row)
         flagged = score >= comb.threshold
         out = Detection(types=found.types if flagged else [], p_no_error=found.p_no_error,
                         raw=found.raw if flagged else taxonomy.NO_ERROR_TOKEN)
-        return out, {"p_correct": round(p_correct, 4), "score": round(score, 4), "threshold": comb.threshold,
-                     "flagged": flagged}
+        detail = {"variant": comb.variant, "p_correct": round(v.p_correct, 4), "score": round(score, 4),
+                  "threshold": comb.threshold, "flagged": flagged}
+        if comb.uses_search:
+            detail.update(best_correct=None if v.best is None else round(v.best, 4), candidates=v.candidates,
+                          search_seconds=round(v.seconds, 4))
+        return out, detail
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Run the stage on one task.

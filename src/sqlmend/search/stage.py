@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from sqlmend.search.engine import Executed, SearchResult, SearchSettings, search
+from sqlmend.search.engine import Executed, SearchResult, SearchSettings
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
 from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
@@ -44,6 +44,11 @@ class SearchOptions(StageSettings):
                                                    "(default: the margin calibrated on Spider train)")
     top: int = Field(5, ge=1, description="candidates kept in the trace")
     weights: str | None = Field(None, description="verifier weights file (default: the shipped one)")
+
+    def search_settings(self) -> SearchSettings:
+        """The search's bounds under these options (the detectors' search signals use the defaults)."""
+        return SearchSettings(beam=self.beam, expand=self.expand, budget=self.budget, timeout=self.timeout,
+                              max_rows=self.max_rows)
 
 
 class SearchStage(StageBase):
@@ -99,13 +104,7 @@ class SearchStage(StageBase):
                 trace.note = f"nothing flags this query and the verifier trusts it ({orig.score:.3f} >= {below:g})"
                 return self._done(trace, start), None
             flags.append(f"verifier score {orig.score:.3f} < {below:g}")
-        settings = SearchSettings(beam=s.beam, expand=s.expand, budget=s.budget, timeout=s.timeout,
-                                  max_rows=s.max_rows)
-
-        def rank(original: Executed, cands: list[Executed]) -> list[float]:
-            return query.scores(cands)
-
-        found = search(ctx.db, orig, inp, ctx.findings, settings, rank=rank)
+        found, ranked = query.search(ctx.db, ctx.findings, s.search_settings())
         cands = found.candidates
         trace.detail.update({"generated": found.generated, "executed": found.executed,
                              "distinct": len(cands), "failed": found.failed, "stopped": found.stopped,
@@ -113,12 +112,7 @@ class SearchStage(StageBase):
         if not cands:
             trace.note = f"{found.executed} candidate(s) executed, none with a new result"
             return self._done(trace, start), found
-        # one-edit candidates were scored when the search ranked them: score only the rest
-        rest = [c for c in cands if c.score is None]
         orig.score = query.original_score
-        for c, sc in zip(rest, query.scores(rest)):
-            c.score = sc
-        ranked = sorted(cands, key=lambda c: -c.score)
         margin = s.margin if s.margin is not None else verifier.margin_for(s.scope)
         backend = ctx.backend("verifier")
         chosen: Executed | None = None

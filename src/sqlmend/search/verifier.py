@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from sqlmend.errors import ConfigError
-from sqlmend.search.engine import Executed, SearchSettings, execute_original
+from sqlmend.search.engine import Executed, SearchResult, SearchSettings, execute_original, search
 from sqlmend.search.features import DECIDER_NAMES, FEATURE_NAMES, Featurizer, decider_row
 from sqlmend.search.generators import SearchInput
 
@@ -132,7 +134,14 @@ class FeatureVerifier:
 
     def p_correct(self, db: Any, sql_text: str, question: str, evidence: str = "", findings: list[Any] = (),
                   value_index: Any = None) -> float:
-        """P(correct) of one query on its own, no search: the verifier used as a detector.
+        """P(correct) of one query on its own, no search: the verifier used as a detector
+        (:meth:`judge` without a search)."""
+        return self.judge(db, sql_text, question, evidence, findings, value_index).p_correct
+
+    def judge(self, db: Any, sql_text: str, question: str, evidence: str = "", findings: list[Any] = (),
+              value_index: Any = None, search: SearchSettings | None = None) -> "Verdict":
+        """The verifier's view of one query: its P(correct) alone and, with ``search``, what the
+        repair search finds from it (the search stage's code path: :meth:`QueryScorer.search`).
 
         The query is parsed and run as the search runs an original (its time and row limits),
         and scored from its features as the original of a search with no candidates.
@@ -142,17 +151,36 @@ class FeatureVerifier:
             sql_text: the query.
             question: the question it answers.
             evidence: optional external knowledge.
-            findings: the static rules' findings on it (features ``o_findings``, ``o_strict``).
+            findings: the static rules' findings on it (features ``o_findings``, ``o_strict``; they
+                also order the search's generators).
             value_index: the database's value index (read from ``db`` when None).
+            search: the search's bounds (None: no search; the stage's are
+                ``sqlmend.search.stage.SearchOptions().search_settings()``).
 
         Returns:
-            P(correct) in [0, 1].
+            The :class:`Verdict`.
         """
-        limits = SearchSettings()
+        limits = search or SearchSettings()
         inp = SearchInput(question, db.schema(), value_index if value_index is not None else db.value_index(),
                           evidence)
         original = execute_original(db, sql_text, limits.timeout, limits.max_rows)
-        return self.for_query(inp, original, findings, getattr(db, "dialect", "sqlite")).original_score
+        query = self.for_query(inp, original, findings, getattr(db, "dialect", "sqlite"))
+        if search is None:
+            return Verdict(query.original_score)
+        start = time.perf_counter()
+        _, ranked = query.search(db, findings, search)
+        return Verdict(query.original_score, ranked[0].score if ranked else None, len(ranked),
+                       time.perf_counter() - start)
+
+
+@dataclass
+class Verdict:
+    """What the feature verifier says about one query (:meth:`FeatureVerifier.judge`)."""
+
+    p_correct: float  # P(the query is correct), the query alone
+    best: float | None = None  # the best search candidate's P(correct); None: no candidate, or no search
+    candidates: int | None = None  # distinct candidates the search found; None: no search
+    seconds: float = 0.0  # the search's seconds (with scoring its candidates)
 
 
 class QueryScorer:
@@ -163,6 +191,7 @@ class QueryScorer:
     def __init__(self, model: TreeEnsemble, inp: SearchInput, original: Executed, findings: list[Any] = (),
                  dialect: str = "sqlite"):
         self.model = model
+        self.inp = inp
         self.original = original
         self.fz = Featurizer(inp, dialect, findings)
 
@@ -184,6 +213,29 @@ class QueryScorer:
     def scores(self, candidates: list[Executed]) -> list[float]:
         """P(correct) of each candidate."""
         return self.model.proba(self.rows(candidates)).tolist() if candidates else []
+
+    def search(self, db: Any, findings: list[Any], settings: SearchSettings) -> tuple[SearchResult, list[Executed]]:
+        """Run the repair search from the original, this verifier ranking which one-edit candidates get
+        a second edit; then score the candidates it did not rank.
+
+        Args:
+            db: the open database.
+            findings: earlier stages' findings (they order the generators).
+            settings: the search's bounds.
+
+        Returns:
+            The search's result and its candidates, every one scored, best first.
+        """
+
+        def rank(original: Executed, cands: list[Executed]) -> list[float]:
+            return self.scores(cands)
+
+        found = search(db, self.original, self.inp, findings, settings, rank=rank)
+        # one-edit candidates were scored when the search ranked them: score only the rest
+        rest = [c for c in found.candidates if c.score is None]
+        for c, sc in zip(rest, self.scores(rest)):
+            c.score = sc
+        return found, sorted(found.candidates, key=lambda c: -c.score)
 
 
 _ANSWER = re.compile(r"-?\d+")
