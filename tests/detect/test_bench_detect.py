@@ -26,10 +26,12 @@ def test_bench_detect_scores_the_seeded_sample(tmp_path, data_dir, tiny_detector
     assert {k.split(":", 1)[0] for k in report["labels"]} == {"codes-1b", "din-sql_gpt-4"}
     combined = ("combined", "combined-no-search", "combined-no-detector", "verifier+static")
     assert set(report["table"]) == {f"{d} / {s}" for d in ("model", "static", "static+model", "verifier",
-                                                           "static+verifier", *combined)
+                                                           "static+verifier", "original", "static+original",
+                                                           *combined)
                                     for s in ("all", "gold-clean")}
-    assert set(report["auroc"]) == {"model", "static", "verifier", *combined}
-    assert set(report["seconds"]) >= {"model", "static", "verifier", "search", *combined}
+    assert set(report["auroc"]) == {"model", "static", "verifier", "original", *combined}
+    assert set(report["seconds"]) >= {"model", "static", "verifier", "original", "search", *combined}
+    assert all(v["p_original"] is not None for v in report["results"].values() if v["error"] is None)
     # the search's pass runs the verifier too: it costs more; a combination costs its parts
     secs = report["seconds"]
     assert secs["search"] >= secs["verifier"] and secs["combined"] == round(secs["model"] + secs["search"], 4)

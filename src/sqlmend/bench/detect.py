@@ -22,7 +22,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
                  static: bool = True, data_root: str | Path | None = None,
                  progress: bool = True, predictions: int | None = None, verifier: Any = None,
                  combiner: Any = None, prompted: Any = None, prompted_n: int | None = None,
-                 search: Any = None) -> dict[str, Any]:
+                 search: Any = None, original: Any = None) -> dict[str, Any]:
     """Score detectors side by side on prediction files of Spider dev.
 
     Each detector runs in its own pass over the same predictions, so each has its own
@@ -51,6 +51,9 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
             (:func:`sqlmend.detect.combine.search_settings`) for the combinations' ``s_*``
             features, in its own timed pass (``seconds["search"]``: the verifier with the search;
             None: not run, nor the combinations that read it).
+        original: an :class:`~sqlmend.detect.original.OriginalDetector` (the detection model trained on
+            Spider train, its own threshold): scored alone (``original``) and or-ed with the static
+            rules (``static+original``), in its own timed pass.
         prompted: a :class:`~sqlmend.detect.prompted.PromptedDetector`, run on a seeded
             ``prompted_n`` of the scored predictions (all when None).
         prompted_n: see ``prompted``.
@@ -114,6 +117,9 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
             for k, j in timed("search", verifier=verifier, search=search).items():
                 results[k].best_correct, results[k].candidates = j.best_correct, j.candidates
                 results[k].search_seconds = j.search_seconds
+    if original is not None:
+        for k, j in timed("original", verifier=original.verifier).items():
+            results[k].p_original = j.p_correct
     # what each combination costs: its parts (the verifier's pass runs the rules it reads)
     use_model = detector is not None
     if use_model:
@@ -145,6 +151,12 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
                 scores[name] = {k: comb.score(r) for k, r in rows.items()}
                 seconds[name] = round(seconds["search" if comb.uses_search else "verifier"]
                                       + (seconds["model"] if comb.uses_detector else 0.0), 4)
+    if original is not None:
+        flags["original"] = {k: original.flags(j.p_original) for k, j in results.items()}
+        scores["original"] = {k: 1 - j.p_original for k, j in results.items() if j.p_original is not None}
+        if static:
+            flags["static+original"] = {k: bool(j.static_types) or flags["original"][k] for k, j in results.items()}
+            seconds["static+original"] = seconds["original"]
     clean = {k: v for k, v in labels.items() if k.split(":", 1)[1] not in suspects}
     subsets = {"all": labels, "gold-clean": clean}
     if prompted is not None:
@@ -173,7 +185,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     for path in files:
         truth = {k: v for k, v in labels.items() if k.startswith(path.stem + ":")}
         per_system[path.stem] = {name: detection_metrics({k: flags[name][k] for k in truth}, truth).overall.to_dict()
-                                 for name in ("model", "verifier", *VARIANTS) if name in flags}
+                                 for name in ("model", "verifier", "original", *VARIANTS) if name in flags}
     kinds = _kind_recall(ds, items, labels, flags)
     return {"table": table, "per_system": per_system, "auroc": auc, "seconds": seconds, "kinds": kinds,
             "questions": len(qids), "predictions": len(labels), "suspects": sorted(suspects), "labels": labels,

@@ -237,6 +237,38 @@ def train_combiner(
     typer.echo(f"wrote {target}")
 
 
+def train_original_detector(
+    cases: Path = typer.Option(..., help="The verifier's training cases (the JSONL of `sqlmend train-verifier`, "
+                                         "Spider train); only each case's original is read."),
+    out: Optional[Path] = typer.Option(None, help="Where to write the model (default: the shipped "
+                                                  "src/sqlmend/detect/original.json)."),
+    holdout: float = typer.Option(0.2, help="Share of databases held out for the AUROC and the threshold."),
+    max_iter: int = typer.Option(200, help="Boosting iterations."),
+    seed: int = typer.Option(0, help="Random state of the boosting."),
+    cases_from: str = typer.Option("", help="How the cases file was made (recorded in the model's training)."),
+) -> None:
+    """Fit the detection model (P(correct) of a query alone, over the verifier's features) on Spider TRAIN.
+
+    \b
+    Example (one CPU thread on a busy machine):
+      OMP_NUM_THREADS=1 sqlmend train-original-detector --cases runs/verifier/cases.jsonl
+    """
+    from sqlmend.detect import original
+
+    try:
+        spec = original.fit(cases, holdout, max_iter, seed=seed,
+                            command=f"sqlmend train-original-detector --cases {cases} --holdout {holdout} "
+                                    f"--max-iter {max_iter} --seed {seed}")
+    except SqlmendError as e:
+        _fail(e)
+    if cases_from:
+        spec["training"]["cases_from"] = cases_from
+    target = out or original.WEIGHTS
+    target.write_text(json.dumps(spec, separators=(",", ":")) + "\n")
+    typer.echo(json.dumps({"threshold": spec["threshold"], "training": spec["training"]}, indent=1))
+    typer.echo(f"wrote {target}")
+
+
 def detect(
     sql: str = typer.Option(None, "--sql", help="The SQL to check."),
     question: str = typer.Option(None, "--question", "-q", help="The question it answers."),
@@ -340,6 +372,10 @@ def bench_detect(
     verifier_weights: Optional[Path] = typer.Option(None, help="Verifier weights (default: the shipped "
                                                                "search/verifier.json; e.g. an earlier one, "
                                                                "`git show REV:src/sqlmend/search/verifier.json`)."),
+    original: bool = typer.Option(True, help="Also score the detection model trained for detection "
+                                             "(detect/original.json; its threshold from Spider train)."),
+    original_weights: Optional[Path] = typer.Option(None, help="Its weights (default: the shipped "
+                                                               "detect/original.json)."),
     search: bool = typer.Option(True, help="With the verifier: also run the repair search from each prediction "
                                            "(the search stage's bounds) for the combinations that read it."),
     prompted: int = typer.Option(0, help="Also run the prompted SmolLM2 baseline (JSON answer under constrained "
@@ -365,7 +401,11 @@ def bench_detect(
     try:
         files = predictions or shared_prediction_files(data_root=data_root)
         det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode=mode) if model else None
-        ver = comb = asker = None
+        ver = comb = asker = orig = None
+        if original:
+            from sqlmend.detect.original import OriginalDetector
+
+            orig = OriginalDetector(original_weights)
         if verifier:
             from sqlmend.detect.combine import Combiner, search_settings
             from sqlmend.search.verifier import WEIGHTS, FeatureVerifier
@@ -381,7 +421,7 @@ def bench_detect(
             asker = PromptedDetector(TransformersBackend(device="cpu", constrain=True), max_tokens=48)
         r = run(det, files, limit=limit, seed=seed, static=static, data_root=data_root, progress=not quiet,
                 predictions=sample_predictions, verifier=ver, combiner=comb, prompted=asker,
-                prompted_n=prompted or None, search=search_settings() if verifier and search else None)
+                prompted_n=prompted or None, search=search_settings() if verifier and search else None, original=orig)
     except SqlmendError as e:
         _fail(e)
     typer.echo(f"{len(r['labels'])} predictions ({r['wrong']} wrong) of {r['questions']} questions, {len(files)} "
@@ -453,6 +493,7 @@ def register(app: typer.Typer) -> None:
     app.command("train-detector")(train_detector)
     app.command("detect")(detect)
     app.command("train-combiner")(train_combiner)
+    app.command("train-original-detector")(train_original_detector)
     from sqlmend.cli import bench_app
 
     bench_app.command("detect")(bench_detect)

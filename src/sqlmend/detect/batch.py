@@ -30,6 +30,7 @@ class Judgement:
     model_types: list[tuple[str, float]] = field(default_factory=list)
     p_no_error: float | None = None
     p_correct: float | None = None  # the repair-search verifier's P(correct) of the query alone
+    p_original: float | None = None  # the detection model's P(correct) (sqlmend.detect.original), when run
     best_correct: float | None = None  # the repair search from the query: its best candidate's P(correct)
     candidates: int | None = None  # the distinct candidates that search found (None: no search)
     search_seconds: float | None = None
@@ -40,7 +41,8 @@ class Judgement:
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "model_types": [[t, round(s, 4)] for t, s in self.model_types],
-                "p_no_error": self.p_no_error, "p_correct": self.p_correct, "best_correct": self.best_correct,
+                "p_no_error": self.p_no_error, "p_correct": self.p_correct,
+                "p_original": self.p_original, "best_correct": self.best_correct,
                 "candidates": self.candidates, "search_seconds": self.search_seconds, "static_codes": self.static_codes,
                 "static_types": self.static_types, "error": self.error, "raw": self.raw}
 

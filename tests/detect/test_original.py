@@ -1,0 +1,81 @@
+"""The detection model (P(correct) of a query alone, trained for detection on Spider train)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from sqlmend.detect import original
+from sqlmend.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def train_cases(data_dir, tmp_path_factory):
+    """Verifier training cases of six real Spider-train questions on two databases (one held out at 0.5)."""
+    from sqlmend.bench import load_dataset
+    from sqlmend.search import train
+
+    ds = load_dataset("spider-train")
+    tasks = [t for db in ("department_management", "book_2") for t in [u for u in ds.tasks if u.db_id == db][:3]]
+    out = tmp_path_factory.mktemp("original") / "cases.jsonl"
+    list(train.build(tasks, lambda d: str(ds.db_path(d)), out, neighbours=train.Neighbours(ds.tasks)))
+    return out
+
+
+def test_fit_reads_the_originals_and_scores_correct_above_wrong(train_cases, tmp_path):
+    rows = list(original.originals(train_cases))
+    assert {r[2] for r in rows} >= {"gold", "neighbour"}
+    assert all(wrong == (kind != "gold") for _, _, kind, _, wrong in rows), "only the gold is a correct original"
+    spec = original.fit(train_cases, holdout=0.5, max_iter=30, min_samples_leaf=2, command="test")
+    t = spec["training"]
+    assert t["dataset"] == "spider-train" and t["originals"] == len(rows) and t["command"] == "test"
+    assert t["held_out_originals"] == sum(r[1] == "department_management" for r in rows)
+    assert 0 < spec["threshold"] < 1
+    path = tmp_path / "original.json"
+    path.write_text(json.dumps(spec))
+    det = original.OriginalDetector(path)
+    # the stored trees give P(correct) (negated P(wrong)): on their own training cases the golds score higher
+    X = np.asarray([r[3] for r in rows])
+    p = det.verifier.model.proba(X)
+    gold = ~np.asarray([r[4] for r in rows])
+    assert p[gold].mean() > p[~gold].mean()
+    assert det.flags(1 - spec["threshold"]) and not det.flags(1.0) and not det.flags(None)
+
+
+def test_fit_needs_both_parts(train_cases):
+    with pytest.raises(ConfigError, match="held-out"):
+        original.fit(train_cases, holdout=0.0, max_iter=5)
+
+
+def test_the_shipped_model_was_trained_on_train_and_judges_a_real_query(spider_conn):
+    from sqlmend import rules
+
+    det = original.OriginalDetector()
+    t = det.verifier.spec["training"]
+    assert t["dataset"] == "spider-train" and "train-original-detector" in t["command"]
+    assert t["held_out_auroc"] > 0.8 and 0 < det.threshold < 1
+    assert original.WEIGHTS.stat().st_size < 600_000
+    db = spider_conn("concert_singer")
+    q = "What is the average age of all singers?"
+
+    def p(sql):
+        return det.verifier.judge(db, sql, q, findings=rules.check(db, sql, q)).p_correct
+
+    assert p("SELECT avg(age) FROM singer") > p("SELECT max(age) FROM singer")
+    with pytest.raises(ConfigError, match="train-original-detector"):
+        original.OriginalDetector("/nonexistent/original.json")
+
+
+def test_bench_detect_scores_the_detection_model(data_dir):
+    from sqlmend.cli import app
+
+    pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
+    args = ["bench", "detect", "--no-model", "--no-verifier", "--pred", str(pred), "--limit", "8", "-q"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "| original / all |" in r.output and "| static+original / all |" in r.output
+    r = CliRunner().invoke(app, [*args, "--original-weights", "/nonexistent/original.json"])
+    assert r.exit_code != 0 and "no detection model" in r.output
