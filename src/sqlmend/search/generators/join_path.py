@@ -26,6 +26,12 @@ def _fk_pairs(schema):
         yield fk.ref_table, fk.ref_columns[0], fk.table, fk.columns[0]
 
 
+def _on(left: str | None, column: str, right: str, other: str) -> ast.EQ:
+    """``left.column = right.other`` built as a tree (a name sqlglot's own dialect reads as a keyword,
+    such as orchestra's table ``show``, would not parse back from text)."""
+    return ast.EQ(this=ast.column(column, table=left), expression=ast.column(other, table=right))
+
+
 def _neighbours(sel, inp):
     """Options joining a table the SELECT does not read, along a foreign key of a table it reads;
     tables the question names (or whose columns it names) first."""
@@ -40,8 +46,8 @@ def _neighbours(sel, inp):
                     + [inp.column_score(tab.name, c.name) for c in tab.columns])
         for t in sel.find_all(ast.Table):
             if t.parent_select is sel and t.name.lower() == a.lower():
-                on = f"{t.alias or t.name}.{ca} = {tab.name}.{cb}"
-                ranked.append((-named, len(ranked), (("add", tab.name, on), f"join {tab.name} ON {on}")))
+                on = _on(t.alias or t.name, ca, tab.name, cb)
+                ranked.append((-named, len(ranked), (("add", tab.name, on), f"join {tab.name} ON {on.sql()}")))
     return [option for *_, option in sorted(ranked)]
 
 
@@ -77,16 +83,16 @@ def _options_for(inp):
                 continue
             for alias, table in scope.items():
                 if table.lower() == a.lower() and alias != key:
-                    on = f"{qualifier(sel, alias, table)}.{ca} = {join.this.alias or join.this.name}.{cb}"
+                    on = _on(qualifier(sel, alias, table), ca, join.this.alias or join.this.name, cb)
                     current = join.args.get("on")
-                    if current is None or current.sql().lower() != on.lower():
-                        out.append((("on", on), f"join {join.this.sql()} ON {on}"))
+                    if current is None or current.sql().lower() != on.sql().lower():
+                        out.append((("on", on), f"join {join.this.sql()} ON {on.sql()}"))
         return out[: inp.max_per_node]
 
     return options
 
 
-def _add(sel, table: str, on: str, schema) -> None:
+def _add(sel, table: str, on: ast.EQ, schema) -> None:
     """Join ``table`` to ``sel``; an unqualified column of a table already read that the new table
     also has is qualified first (so it keeps its meaning); one no table read has is left to the new table."""
     tab = schema.table(table)
@@ -97,7 +103,7 @@ def _add(sel, table: str, on: str, schema) -> None:
         owner = table_of(col, sel, schema)
         if owner in spelled:
             col.set("table", ast.to_identifier(spelled[owner]))
-    sel.join(ast.to_table(table), on=on, copy=False)
+    sel.join(ast.to_table(table), on=on.copy(), copy=False)
 
 
 def _apply_for(inp):
@@ -115,7 +121,7 @@ def _apply(join, option):
     if kind == "drop":
         join.pop()
     else:
-        join.set("on", ast.condition(arg))
+        join.set("on", arg.copy())
     return True
 
 
