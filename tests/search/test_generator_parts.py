@@ -17,6 +17,12 @@ from sqlmend.sql import ast
     ("List the flights after 1980 and before 1990.", [("1980", ast.GT), ("1990", ast.LT)]),
     ("What is the name of the student with id 1?", [("1", ast.EQ)]),
     ("Orders from 2009-2010 in room A12", [("2009", ast.EQ), ("2010", ast.EQ)]),
+    # Spider-train phrasings: "or equal to" after the comparative, a currency sign, thousands separators
+    ("Compute the number of products with a price larger than or equal to $180.", [("180", ast.GTE)]),
+    ("List all the names of schools with an endowment amount smaller than or equal to 10.", [("10", ast.LTE)]),
+    ("Find the names of all modern rooms with a base price below $160 and two beds.", [("160", ast.LT)]),
+    ("Colleges in LA that have more than 15,000 students.", [("15000", ast.GT)]),
+    ("Who checked in on Oct 23, 2010?", [("23", ast.EQ), ("2010", ast.EQ)]),
 ])
 def test_the_words_before_or_after_a_number_give_its_comparison(question, expected):
     assert number_comparisons(question) == expected

@@ -10,31 +10,38 @@ from sqlmend.sql import ast
 from sqlmend.structure.canonical import scope_tables
 from sqlmend.synth.nodes import selects, type_class
 
-#: The comparison a question's words put before a number (up to two words between: "under age 30"),
-#: or after it ("20 or more").
-_WORDS = r"(\s+[a-z]+){0,2}\s*$"
+#: The comparison a question's words put before a number (up to two words between: "under age 30";
+#: a currency sign right before it: "below $160"), or after it ("20 or more").
+_WORDS = r"(\s+[a-z]+){0,2}\s*[$€£]?$"
+_MORE = r"(more|greater|larger|higher|bigger|older|longer|heavier)"
+_LESS = r"(less|fewer|smaller|lower|younger|shorter|lighter)"
 _BEFORE = ((r"\b(at least|no less than|no fewer than)" + _WORDS, ast.GTE),
            (r"\b(at most|no more than)" + _WORDS, ast.LTE),
-           (r"\b((more|greater|larger|higher|bigger|older|longer|heavier) than)" + _WORDS, ast.GT),
+           (rf"\b({_MORE} (than )?or equal to)" + _WORDS, ast.GTE),
+           (rf"\b({_LESS} (than )?or equal to)" + _WORDS, ast.LTE),
+           (rf"\b({_MORE} than)" + _WORDS, ast.GT),
            (r"\b(over|above|exceed(s|ing)?|after)" + _WORDS, ast.GT),
-           (r"\b((less|fewer|smaller|lower|younger|shorter|lighter) than)" + _WORDS, ast.LT),
+           (rf"\b({_LESS} than)" + _WORDS, ast.LT),
            (r"\b(under|below|before)" + _WORDS, ast.LT))
 _AFTER = ((r"^\s*(or more|or older|or higher|or greater|or above)\b", ast.GTE),
           (r"^\s*(or less|or fewer|or younger|or lower|or below)\b", ast.LTE))
+#: A number of the question: digits with thousands separators ("15,000") or without, a decimal part.
+_NUMBER = r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|\.\d)"
 
 
 def number_comparisons(question: str) -> list[tuple[str, type]]:
-    """``[(number, comparison class)]`` for each number of the question: the phrase nearest before it
-    decides (the longer one when two end together: "no more than" over "more than"), "or more" /
+    """``[(number, comparison class)]`` for each number of the question (thousands separators dropped:
+    "15,000" -> "15000"): the phrase nearest before it decides (the longer one when two end together:
+    "no more than" over "more than"; "greater than or equal to" ends after "greater than"), "or more" /
     "or less" after it first (``ast.EQ`` when no word says)."""
     out = []
-    for m in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)", question):
+    for m in re.finditer(_NUMBER, question):
         before, after = question[max(0, m.start() - 40):m.start()].lower(), question[m.end():].lower()
         op = next((c for pat, c in _AFTER if re.search(pat, after)), None)
         if op is None:
             found = [((hit.end(1), -hit.start(1)), c) for pat, c in _BEFORE if (hit := re.search(pat, before))]
             op = max(found, key=lambda f: f[0])[1] if found else ast.EQ
-        out.append((m.group(), op))
+        out.append((m.group().replace(",", ""), op))
     return out
 
 
