@@ -67,6 +67,10 @@ def test_the_shipped_model_was_trained_on_train_and_judges_a_real_query(spider_c
     assert p("SELECT avg(age) FROM singer") > p("SELECT max(age) FROM singer")
     with pytest.raises(ConfigError, match="train-original-detector"):
         original.OriginalDetector("/nonexistent/original.json")
+    from sqlmend.search.verifier import WEIGHTS
+
+    with pytest.raises(ConfigError, match="not a detection model"):  # the verifier's file has no threshold
+        original.OriginalDetector(WEIGHTS)
 
 
 def test_bench_detect_scores_the_detection_model(data_dir):

@@ -37,6 +37,9 @@ class OriginalDetector:
             raise ConfigError(f"no detection model at {p}; run `sqlmend train-original-detector`")
         #: the trees behind the verifier's interface (``judge``, ``p_correct``)
         self.verifier = FeatureVerifier(p)
+        if "threshold" not in self.verifier.spec:  # e.g. the verifier's own weights
+            raise ConfigError(f"{p} has trees but no detection threshold: not a detection model; "
+                              "run `sqlmend train-original-detector`")
         self.threshold = float(self.verifier.spec["threshold"])
 
     def flags(self, p_correct: float | None) -> bool:
