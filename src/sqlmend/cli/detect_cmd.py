@@ -202,7 +202,7 @@ def train_combiner(
     threads: int = typer.Option(1, help="CPU threads."),
     quiet: bool = QUIET,
 ) -> None:
-    """Fit the detector + verifier + static-rules combination on Spider TRAIN (never dev).
+    """Fit the detector + verifier + static-rules + repair-search combinations on Spider TRAIN (never dev).
 
     Cases: for each sampled training question that neither the shipped detector nor the
     shipped verifier trained on, its gold (correct), two rule perturbations (wrong) and
@@ -366,7 +366,8 @@ def bench_detect(
     model: bool = typer.Option(True, help="Run the error-token detector (--no-model: only the other detectors)."),
     static: bool = typer.Option(True, help="Also score the static rules and static-or-model."),
     verifier: bool = typer.Option(True, help="Also score the repair-search verifier used as a detector, "
-                                             "static-or-verifier and the combination (thresholds from --combine)."),
+                                             "static-or-verifier and, with --static, the combinations "
+                                             "(detect/combine.py VARIANTS; thresholds from --combine)."),
     combine: Optional[Path] = typer.Option(None, help="Combination weights and thresholds (default: the shipped "
                                                       "detect/combine.json, fitted on Spider train)."),
     verifier_weights: Optional[Path] = typer.Option(None, help="Verifier weights (default: the shipped "
@@ -374,8 +375,8 @@ def bench_detect(
                                                                "`git show REV:src/sqlmend/search/verifier.json`)."),
     original: bool = typer.Option(True, help="Also score the detection model trained for detection "
                                              "(detect/original.json; its threshold from Spider train)."),
-    original_weights: Optional[Path] = typer.Option(None, help="Its weights (default: the shipped "
-                                                               "detect/original.json)."),
+    original_weights: Optional[Path] = typer.Option(None, help="The detection model's weights (default: the "
+                                                               "shipped detect/original.json)."),
     search: bool = typer.Option(True, help="With the verifier: also run the repair search from each prediction "
                                            "(the search stage's bounds) for the combinations that read it."),
     prompted: int = typer.Option(0, help="Also run the prompted SmolLM2 baseline (JSON answer under constrained "
