@@ -42,3 +42,14 @@ def test_a_query_judged_with_the_search_stages_search(spider_conn):
     trace = SearchStage(opts).run(ctx)
     assert trace.detail["distinct"] == found.candidates
     assert trace.detail["top"][0]["score"] == round(found.best, 4)
+
+
+def test_a_query_that_does_not_parse_is_not_searched(spider_conn):
+    """The search stage skips SQL that does not parse; judge says "no search" (None), not "nothing found" (0)."""
+    from sqlmend.search.stage import SearchOptions
+
+    db = spider_conn("concert_singer")
+    q = "What is the average age of all singers?"
+    broken = "SELECT avg(age) FROM singer WHERE"
+    found = FeatureVerifier().judge(db, broken, q, search=SearchOptions().search_settings())
+    assert found.candidates is None and found.best is None and 0 <= found.p_correct <= 1

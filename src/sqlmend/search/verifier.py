@@ -155,7 +155,8 @@ class FeatureVerifier:
                 also order the search's generators).
             value_index: the database's value index (read from ``db`` when None).
             search: the search's bounds (None: no search; the stage's are
-                ``sqlmend.search.stage.SearchOptions().search_settings()``).
+                ``sqlmend.search.stage.SearchOptions().search_settings()``). A query that does not
+                parse is not searched (the stage skips it too): ``candidates`` stays None, not 0.
 
         Returns:
             The :class:`Verdict`.
@@ -165,7 +166,7 @@ class FeatureVerifier:
                           evidence)
         original = execute_original(db, sql_text, limits.timeout, limits.max_rows)
         query = self.for_query(inp, original, findings, getattr(db, "dialect", "sqlite"))
-        if search is None:
+        if search is None or original.tree is None:
             return Verdict(query.original_score)
         start = time.perf_counter()
         _, ranked = query.search(db, findings, search)
