@@ -127,6 +127,8 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
                     pending.append((j, (it.question, ctx.to_dict(), it.sql, it.evidence)))
             except SqlmendError as e:
                 j.error = str(e)
+            except Exception as e:  # a bug on one item (its SQL, its database) must not stop the batch
+                j.error = f"{type(e).__name__}: {e}"
         flush()
     finally:
         bar.close()
