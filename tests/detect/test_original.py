@@ -45,9 +45,18 @@ def test_fit_reads_the_originals_and_scores_correct_above_wrong(train_cases, tmp
     assert det.flags(1 - spec["threshold"]) and not det.flags(1.0) and not det.flags(None)
 
 
-def test_fit_needs_both_parts(train_cases):
+def test_fit_needs_both_parts(train_cases, tmp_path):
+    from sqlmend.cli import app
+
     with pytest.raises(ConfigError, match="held-out"):
         original.fit(train_cases, holdout=0.0, max_iter=5)
+    # the command: a missing cases file and a held-out share leaving nothing to train on are clear errors
+    out = tmp_path / "o.json"
+    r = CliRunner().invoke(app, ["train-original-detector", "--cases", str(tmp_path / "none.jsonl"), "--out", str(out)])
+    assert r.exit_code == 2 and "Invalid value for '--cases'" in r.output
+    r = CliRunner().invoke(app, ["train-original-detector", "--cases", str(train_cases), "--holdout", "1",
+                                 "--out", str(out)])
+    assert r.exit_code == 2 and "held-out" in r.output and not out.exists()
 
 
 def test_the_shipped_model_was_trained_on_train_and_judges_a_real_query(spider_conn):

@@ -238,8 +238,9 @@ def train_combiner(
 
 
 def train_original_detector(
-    cases: Path = typer.Option(..., help="The verifier's training cases (the JSONL of `sqlmend train-verifier`, "
-                                         "Spider train); only each case's original is read."),
+    cases: Path = typer.Option(..., exists=True, dir_okay=False,
+                               help="The verifier's training cases (the JSONL of `sqlmend train-verifier`, "
+                                    "Spider train); only each case's original is read."),
     out: Optional[Path] = typer.Option(None, help="Where to write the model (default: the shipped "
                                                   "src/sqlmend/detect/original.json)."),
     holdout: float = typer.Option(0.2, help="Share of databases held out for the AUROC and the threshold."),
