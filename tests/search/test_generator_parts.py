@@ -26,3 +26,15 @@ from sqlmend.sql import ast
 ])
 def test_the_words_before_or_after_a_number_give_its_comparison(question, expected):
     assert number_comparisons(question) == expected
+
+
+def test_a_numeric_condition_needs_no_value_index(spider_conn):
+    """Stored values are looked up in the value index; a number the question compares is not."""
+    from sqlmend import sql
+    from sqlmend.search import generators
+
+    db = spider_conn("employee_hire_evaluation")
+    q, text = "Find the cities that have more than one employee under age 30.", "SELECT city FROM employee"
+    made = [sql.render(t) for t, _ in generators.get("condition_add")(sql.parse(text),
+                                                                      generators.SearchInput(q, db.schema(), None))]
+    assert "SELECT city FROM employee WHERE Age < 30" in made

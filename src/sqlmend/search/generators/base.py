@@ -29,7 +29,8 @@ class SearchInput:
     """What generators may read about one query besides its tree.
 
     ``value_index`` is the database's value index (``db.value_index()``), or
-    None (literal generators then yield nothing). ``max_per_node`` caps the
+    None (the generators of stored values then yield nothing; condition_add still compares
+    the question's numbers). ``max_per_node`` caps the
     alternatives a generator offers at one location (best ranked first).
     """
 

@@ -53,13 +53,11 @@ def _locate(tree):
 def _options_for(inp):
     def options(sel):
         vi = inp.value_index
-        if vi is None:
-            return []
         used = {str(n.this).lower() for n in sel.find_all(ast.Literal)} | {
             n.name.lower() for n in sel.find_all(ast.Column)}
         in_scope = {t.lower(): a for a, t in scope_tables(sel).items()}
         out = []
-        for phrase in inp.literals:
+        for phrase in inp.literals if vi is not None else []:  # stored values need the value index
             if phrase.lower() in used or phrase.isdigit():
                 continue
             for m in vi.search(phrase, mode="ci", limit=4):
