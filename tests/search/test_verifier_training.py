@@ -103,21 +103,27 @@ def test_cases_built_from_real_train_questions_evaluate_the_shipped_verifier(dat
     assert best["broken"] == 0 and best["fixed"] <= report["at_own_margins"]["all"]["wrong_originals"]
 
 
+def _synthetic_cases(n_questions=400, seed=1):
+    rng = np.random.default_rng(seed)
+    n = len(FEATURE_NAMES)
+    cases = []
+    for q in range(n_questions):  # a wrong original is fixable when its best candidate has a high feature 0
+        gold = q % 4 == 0
+        X = rng.normal(size=(6, n)).round(3)
+        labels = [int(gold)] + [int(not gold and X[i, 0] > 1.2) for i in range(1, 6)]
+        cases.append({"qid": str(q), "db_id": f"db{q % 40}", "kind": "gold" if gold else "rule1",
+                      "flagged": bool(q % 3 == 0), "labels": labels, "X": X.tolist()})
+    return cases
+
+
 def test_the_decider_is_trained_out_of_fold_and_decides_in_the_verifier(tmp_path):
     import json
 
     from sqlmend.search.features import DECIDER_NAMES, decider_row
     from sqlmend.search.verifier import FeatureVerifier
 
-    rng = np.random.default_rng(1)
     n = len(FEATURE_NAMES)
-    cases = []
-    for q in range(400):  # a wrong original is fixable when its best candidate has a high feature 0
-        gold = q % 4 == 0
-        X = rng.normal(size=(6, n)).round(3)
-        labels = [int(gold)] + [int(not gold and X[i, 0] > 1.2) for i in range(1, 6)]
-        cases.append({"qid": str(q), "db_id": f"db{q % 40}", "kind": "gold" if gold else "rule1",
-                      "flagged": bool(q % 3 == 0), "labels": labels, "X": X.tolist()})
+    cases = _synthetic_cases()
     spec = train.fit(cases, max_iter=10, precision=0.5, max_false_rate=0.05, refit=False, decider=True)
     assert spec["decision"]["rule"] == "decider" and spec["decider"]["features"] == DECIDER_NAMES
     assert len(decider_row(np.array([0.1, 0.9, 0.2]), [0.0] * n, [1.0] * n, True)) == len(DECIDER_NAMES)
@@ -128,6 +134,38 @@ def test_the_decider_is_trained_out_of_fold_and_decides_in_the_verifier(tmp_path
     path = tmp_path / "v.json"
     path.write_text(json.dumps(spec))
     assert FeatureVerifier(path).decider is not None
+
+
+def test_out_of_fold_scores_come_from_models_that_never_saw_the_database():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    cases = _synthetic_cases()
+    folds = train.database_folds(cases, 5)
+    assert len(set(folds)) == 5 and all(f == folds[i] for i, c in enumerate(cases)
+                                        for j, f in enumerate(folds) if cases[j]["db_id"] == c["db_id"])
+    seen = []
+
+    def fitted(part):
+        seen.append({c["db_id"] for c in part})
+        X = np.asarray([row for c in part for row in c["X"]])
+        y = np.asarray([lab for c in part for lab in c["labels"]])
+        return HistGradientBoostingClassifier(max_iter=5).fit(X, y)
+
+    scores = train.out_of_fold(cases, 5, fitted)
+    assert len(seen) == 5 and all(len(s) == len(c["labels"]) for s, c in zip(scores, cases))
+    for k, dbs in enumerate(seen):
+        assert not dbs & {c["db_id"] for c, f in zip(cases, folds) if f == k}
+
+
+def test_margins_calibrated_out_of_fold_count_every_gold():
+    cases = _synthetic_cases()
+    spec = train.fit(cases, max_iter=10, precision=0.5, max_false_rate=0.05, refit=False, oof_folds=4)
+    cal = spec["training"]["calibration"]
+    assert cal["method"] == "out-of-fold" and cal["folds"] == 4
+    assert cal["questions"] == 400 > spec["training"]["held_out"]["questions"]
+    assert spec["decision"]["margin"] == cal["chosen"]["flagged"]["margin"]
+    assert spec["decision"]["suspect_below"] == cal["chosen"]["suspect"]["suspect_below"]
+    assert train.fit(cases, max_iter=5, refit=False)["training"]["calibration"]["method"] == "held-out databases"
 
 
 @pytest.mark.parametrize("text, says", [("{not json", "cannot read the verifier file"),

@@ -34,6 +34,10 @@ def train_verifier(
                                                                "(else ship the calibrated model itself)."),
     decider: bool = typer.Option(False, "--decider", help="Also train a replace-or-keep decider on out-of-fold "
                                  "scores (needs --no-refit); its P(fix) replaces the score gap in the decision."),
+    oof_folds: int = typer.Option(0, "--oof-folds", min=0, help="Calibrate the margins on out-of-fold scores "
+                                  "of every training case (this many database folds, each model trained like "
+                                  "the shipped one on the rest) instead of the held-out databases alone: every "
+                                  "gold counts as a correct original (0: held-out only)."),
     compare: Path = typer.Option(None, help="An earlier verifier file to score and calibrate on the same "
                                             "held-out cases (reported beside the new one)."),
     build_only: bool = typer.Option(False, "--build-only", help="Only build (or resume) the training cases."),
@@ -82,7 +86,7 @@ def train_verifier(
         typer.echo(json.dumps(report, indent=1))
         return
     spec = training.fit(cases, holdout=holdout, precision=precision, max_false_rate=max_false_rate,
-                        max_iter=max_iter, seed=seed, refit=refit, decider=decider,
+                        max_iter=max_iter, seed=seed, refit=refit, decider=decider, oof_folds=oof_folds,
                         baseline=baseline)
     spec["training"].update({"date": _dt.date.today().isoformat(), "dataset": dataset,
                              "selection": {"questions": questions, "skip": skip, "seed": seed,
@@ -90,7 +94,8 @@ def train_verifier(
                              "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
                                         f"--kinds {','.join(kind_list)} "
                                         f"--precision {precision} --max-false-rate {max_false_rate}"
-                                        + ("" if refit else " --no-refit") + (" --decider" if decider else "")})
+                                        + ("" if refit else " --no-refit") + (" --decider" if decider else "")
+                                        + (f" --oof-folds {oof_folds}" if oof_folds else "")})
     target = out or WEIGHTS
     target.write_text(json.dumps(spec, separators=(",", ":")) + "\n")
     held = spec["training"]["held_out"]
