@@ -450,9 +450,10 @@ def database_folds(cases: list[dict[str, Any]], folds: int) -> list[int]:
 
 
 def out_of_fold(cases: list[dict[str, Any]], folds: int,
-                fitted: Callable[[list[dict[str, Any]]], Any]) -> list[np.ndarray]:
-    """Every case's scores (original first) by a model ``fitted`` on the other database folds."""
-    fold = database_folds(cases, folds)
+                fitted: Callable[[list[dict[str, Any]]], Any], fold: list[int] | None = None) -> list[np.ndarray]:
+    """Every case's scores (original first) by a model ``fitted`` on the other folds (``fold``: each
+    case's fold in ``range(folds)``, default :func:`database_folds`)."""
+    fold = database_folds(cases, folds) if fold is None else fold
     out: list[np.ndarray | None] = [None] * len(cases)
     for k in range(folds):
         model = fitted([c for c, f in zip(cases, fold) if f != k])
@@ -512,15 +513,8 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
     held = held_out_report(test, scores, precision, max_false_rate, w_gold)
     dec_spec = None
     if decider:
-        fold = [held_out(c["db_id"] + "#fold", 0.5) for c in train]
-        part_a = [c for c, f in zip(train, fold) if f]
-        part_b = [c for c, f in zip(train, fold) if not f]
-        oof = {}
-        for part, other in ((part_a, part_b), (part_b, part_a)):
-            m = fitted(other)
-            for c in part:
-                oof[id(c)] = m.predict_proba(np.asarray(c["X"], dtype=np.float64))[:, 1]
-        oof_scores = [oof[id(c)] for c in train]
+        halves = [int(held_out(c["db_id"] + "#fold", 0.5)) for c in train]
+        oof_scores = out_of_fold(train, 2, fitted, halves)
         rows = _decider_rows(train, oof_scores)
         keep = [(r, d) for r, d in zip(rows, decisions(train, oof_scores)) if r is not None]
         y = [int(not d["orig"] and d["best"]) for _, d in keep]  # the best candidate fixes a wrong original
