@@ -84,6 +84,35 @@ def test_training_cases_of_each_kind_are_wrong_on_a_real_database(data_dir, spid
     assert all(len(k.split(":")[1].split("+")) == 2 for k in two)
 
 
+def test_equiv_originals_are_other_sql_with_the_golds_rows(data_dir, spider_conn, tmp_path):
+    import random
+
+    from sqlmend import sql as sqlmod
+    from sqlmend.bench import load_dataset
+    from sqlmend.search.engine import result_key
+
+    ds = load_dataset("spider-train")
+    tasks = [t for t in ds.tasks if t.db_id == "department_management"]
+    db = spider_conn("department_management")
+    made = []
+    for i, task in enumerate(tasks):
+        gold_res = db.execute(task.gold)
+        cases = train._cases(task, db, gold_res, random.Random(i), 1, 5.0, ("equiv",))
+        assert cases[0] == ("gold", task.gold) and len(cases) <= 2
+        for kind, text in cases[1:]:
+            assert kind.startswith("equiv:") and gold_res.rows
+            assert result_key(db.execute(text)) == result_key(gold_res), (task.gold, text)
+            assert sqlmod.render(sqlmod.parse(text)) != sqlmod.render(sqlmod.parse(task.gold))
+            made.append(kind)
+    assert len(made) >= len(tasks) // 4, made
+    assert sum(k != "equiv:distinct_toggle" for k in made) >= len(made) // 2, "DISTINCT is not most of them"
+    # --no-gold: a file of the kind alone, each case a correct original, to add to a case file
+    out = tmp_path / "equiv.jsonl"
+    list(train.build(tasks[:8], lambda d: str(ds.db_path(d)), out, kinds=("equiv",), gold=False))
+    cases = train.load(out)
+    assert cases and all(c["kind"].startswith("equiv:") and c["labels"][0] == 1 for c in cases)
+
+
 def test_cases_built_from_real_train_questions_evaluate_the_shipped_verifier(data_dir, tmp_path):
     from sqlmend.bench import load_dataset
     from sqlmend.search.verifier import load_weights

@@ -29,6 +29,17 @@ def test_reused_aliases_resolve_in_their_own_scope(spider_db):
     assert r.qualifier("singer", at=inner) is None
 
 
+def test_an_alias_written_twice_in_one_from_does_not_stop_the_rules(spider_conn):
+    # a generated perturbation (Spider train, soccer_2) reused T3; sqlglot's scope raised OptimizeError
+    from sqlmend import rules
+
+    text = ("SELECT DISTINCT state FROM college AS T1 JOIN tryout AS T2 ON T1.cName = T2.cName "
+            "JOIN Player AS T3 ON T2.pID = T3.pID JOIN Player AS T3 ON T2.pID = T3.pID WHERE T3.pName = 'x'")
+    r = sql.Resolver(sql.parse(text))
+    assert {alias for info in r.infos for alias in info.sources} >= {"t1", "t2"}
+    assert isinstance(rules.check(spider_conn("soccer_2"), text, "Which states have players?"), list)
+
+
 def test_statuses_of_unknown_ambiguous_and_alias_columns(spider_db):
     schema = sqlite_schema(spider_db("concert_singer"))
     text = ("SELECT name AS n, T9.age, singer_id FROM singer AS T1 JOIN singer_in_concert AS T2 "

@@ -21,7 +21,10 @@ def train_verifier(
     kinds: str = typer.Option(KINDS, help="Wrong originals per question, comma-separated: rule "
                               "(uniform single perturbations), rule1 / rule2 (one / two perturbations drawn "
                               "by the real error mix), neighbour (the gold of a similar question on the "
-                              "database with another result)."),
+                              "database with another result), equiv (a correct original that is not the "
+                              "gold: an edit that keeps the gold's rows)."),
+    gold: bool = typer.Option(True, "--gold/--no-gold", help="Build each question's gold case too (--no-gold: "
+                              "only the --kinds, e.g. to add a kind to a case file, then concatenate)."),
     data: Path = typer.Option(None, help="The training-case file (JSONL; resumed when it exists). "
                                          "Default: <cache>/search/verifier-train.jsonl."),
     out: Path = typer.Option(None, help="Where to write the weights (default: the shipped "
@@ -64,7 +67,7 @@ def train_verifier(
     pool = list(ds.tasks)
     tasks = training.training_questions(pool, lambda d: ds.db_path(d) is not None, questions, skip, seed)
     kind_list = [k.strip() for k in kinds.split(",") if k.strip()]
-    unknown = set(kind_list) - {"rule", *training.KINDS}
+    unknown = set(kind_list) - set(training.ALL_KINDS)
     if unknown:
         typer.secho(f"unknown --kinds {sorted(unknown)}", err=True, fg="red")
         raise typer.Exit(2)
@@ -74,7 +77,7 @@ def train_verifier(
     data = data or cache_dir("search") / "verifier-train.jsonl"
     bar = tqdm(total=len(tasks), desc="cases", unit="q")
     for msg in training.build(tasks, lambda d: str(ds.db_path(d)), data, seed=seed, progress=bar.update,
-                              kinds=kind_list, neighbours=training.Neighbours(pool)):
+                              kinds=kind_list, neighbours=training.Neighbours(pool), gold=gold):
         tqdm.write(msg)
     bar.close()
     if build_only:

@@ -60,6 +60,10 @@ REAL_MIX: dict[str, float] = {
 #: The kinds of wrong original a training question gets (besides its gold, the correct original).
 KINDS = ("rule1", "rule2", "neighbour")
 
+#: Every kind of original :func:`_cases` makes: the wrong ones above, ``rule`` (uniform single
+#: perturbations) and ``equiv`` (a correct original that is not the gold).
+ALL_KINDS = ("rule", *KINDS, "equiv")
+
 
 def weighted_operators(rng: random.Random, mix: dict[str, float] | None = None) -> list[Any]:
     """Every perturbation operator once, in a random order drawn by weight (``REAL_MIX``)."""
@@ -118,7 +122,12 @@ def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question:
     * ``rule`` — ``per_question`` perturbations of the gold from different operators (uniform order);
     * ``rule1`` — one perturbation, its operator drawn by the real error mix (``REAL_MIX``);
     * ``rule2`` — two perturbations in a row (operators drawn by the mix), still wrong;
-    * ``neighbour`` — the gold of the most similar other question on the database whose result differs.
+    * ``neighbour`` — the gold of the most similar other question on the database whose result differs;
+    * ``equiv`` — a *correct* original that is not the gold: one perturbation (operators drawn by the
+      mix) that returns the gold's very rows, e.g. a redundant join, condition or DISTINCT, as real
+      systems' right answers often differ from the gold (DISTINCT toggled, which keeps the rows of
+      most golds, only when no other edit does and in one question of three). None when the gold's
+      result is empty (every edit that keeps an empty result would count).
     """
     gold = task.gold
     out = [("gold", gold)]
@@ -143,6 +152,15 @@ def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question:
             two = next(perturb(text, schema, db, gold_res, rng, second, timeout), None)
             if two is not None:
                 out.append((f"rule2:{op.name}+{two[1].name}", two[0]))
+    if "equiv" in kinds and gold_res.rows:
+        key = result_key(gold_res)
+        # DISTINCT toggled keeps the rows of most golds: it comes last, and in one question of three
+        ops = sorted(weighted_operators(rng), key=lambda op: op.name == "distinct_toggle")
+        ops = ops if rng.random() < 1 / 3 else [op for op in ops if op.name != "distinct_toggle"]
+        for text, op, res in perturb(gold, schema, db, gold_res, rng, ops, timeout, same=True):
+            if result_key(res) == key:
+                out.append((f"equiv:{op.name}", text))
+                break
     if "neighbour" in kinds and neighbours is not None:
         for qid, other in neighbours.of(task):
             try:
@@ -158,8 +176,10 @@ def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question:
 def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_question: int = 2,
           seed: int = 0, settings: SearchSettings | None = None, timeout: float = 5.0,
           progress: Callable[[int], None] | None = None, kinds: Iterable[str] = KINDS,
-          neighbours: Neighbours | None = None) -> Iterator[str]:
+          neighbours: Neighbours | None = None, gold: bool = True) -> Iterator[str]:
     """Append one JSON line per case to ``out`` (skipping questions already there).
+
+    ``gold``: also the gold's own case (off to add another kind to a case file that has it).
 
     Each line: ``{"qid", "db_id", "kind", "labels": [original, candidates...], "X": [[...], ...],
     "gens": [...]}``; a label is 1 when that query returns the gold's rows.
@@ -201,7 +221,7 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
                     progress(1)
                 continue
             lines = []
-            for kind, text in cases:
+            for kind, text in cases if gold else cases[1:]:
                 orig = execute_original(db, text, settings.timeout, settings.max_rows)
                 findings = rules.check(db, text, task.question, timeout=timeout) if orig.tree is not None else []
                 found = search(db, orig, inp, findings, settings)
@@ -214,8 +234,9 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
                                                          or not orig.result.rows),
                                          "labels": labels, "gens": gens,
                                          "X": [[round(v, 4) for v in row] for row in X]}))
-            fh.write("\n".join(lines) + "\n")
-            fh.flush()
+            if lines:  # (without its gold a question may have no case: redone, cheaply, on a resume)
+                fh.write("\n".join(lines) + "\n")
+                fh.flush()
             if progress:
                 progress(1)
     for db in conns.values():

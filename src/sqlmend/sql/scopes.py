@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlglot import exp
+from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 STAR = "*"  # marks a source whose columns are unknown (a derived table selecting *)
@@ -78,7 +79,12 @@ def analyse(tree: exp.Expression, mapping: dict[str, dict[str, str]]) -> list[Sc
     for info in infos:
         parent = info.scope.parent
         info.parent = by_expr.get(id(parent.expression)) if parent is not None else None
-        for alias, (node, src) in info.scope.selected_sources.items():
+        try:
+            selected = info.scope.selected_sources
+        except OptimizeError:  # an alias used twice in one FROM: the last of them is the one read
+            selected = {alias: (src, src) for alias, src in info.scope.sources.items()
+                        if isinstance(src, exp.Table)}
+        for alias, (node, src) in selected.items():
             if not isinstance(node, exp.Table) and isinstance(node.parent, exp.Subquery):
                 node = node.parent  # a derived table: the node that carries the alias
             # node: the Table or Subquery written in FROM/JOIN; src: a Table or a Scope (CTE, derived)

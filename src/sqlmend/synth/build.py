@@ -59,7 +59,8 @@ def weighted_order(rng: random.Random, items: list[Any], weight: Any) -> list[An
 
 
 def perturb(gold: str, schema: Schema, db: Any, gold_result: ExecResult, rng: random.Random,
-            ops: list[Operator], timeout: float = 10.0) -> Iterator[tuple[str, Operator, ExecResult]]:
+            ops: list[Operator], timeout: float = 10.0,
+            same: bool = False) -> Iterator[tuple[str, Operator, ExecResult]]:
     """Yield execution-verified perturbations of ``gold``, one operator at a time.
 
     Args:
@@ -70,12 +71,16 @@ def perturb(gold: str, schema: Schema, db: Any, gold_result: ExecResult, rng: ra
         rng: the random source.
         ops: the operators to try, in order.
         timeout: time limit of each execution.
+        same: yield instead the perturbations whose result is the gold's (as sets of rows):
+            other SQL that is still right, e.g. a redundant join or condition.
 
     Yields:
-        ``(perturbed_sql, operator, result)`` for every candidate whose result differs.
+        ``(perturbed_sql, operator, result)`` for every candidate whose result differs (``same``:
+        does not differ), the first of each operator.
     """
     try:
         tree = sqlmod.parse(gold)
+        base = sqlmod.render(tree)
     except SqlError:
         return
     for op in ops:
@@ -88,13 +93,13 @@ def perturb(gold: str, schema: Schema, db: Any, gold_result: ExecResult, rng: ra
                 text = sqlmod.render(cand)
             except SqlError:
                 continue
-            if text.strip() == gold.strip():
+            if text.strip() == gold.strip() or text == base:  # the gold itself, only written otherwise
                 continue
             try:
                 res = db.execute(text, timeout=timeout, max_rows=2000)
             except DatabaseError:
                 continue
-            if differs(res, gold_result):
+            if differs(res, gold_result) != same:
                 yield text, op, res
                 break
 
