@@ -45,6 +45,25 @@ def test_fit_reads_the_originals_and_scores_correct_above_wrong(train_cases, tmp
     assert det.flags(1 - spec["threshold"]) and not det.flags(1.0) and not det.flags(None)
 
 
+def test_correct_originals_that_are_not_golds_count_as_correct(train_cases, data_dir, tmp_path):
+    from sqlmend.bench import load_dataset
+    from sqlmend.search import train
+
+    ds = load_dataset("spider-train")
+    tasks = [t for db in ("department_management", "book_2") for t in [u for u in ds.tasks if u.db_id == db][:8]]
+    equiv = tmp_path / "equiv.jsonl"
+    list(train.build(tasks, lambda d: str(ds.db_path(d)), equiv, kinds=("equiv",), gold=False))
+    both = tmp_path / "both.jsonl"
+    both.write_text(train_cases.read_text() + equiv.read_text())
+    rows = list(original.originals(both))
+    assert {kind for _, _, kind, _, wrong in rows if not wrong} == {"gold", "equiv"}
+    t = original.fit(both, holdout=0.5, max_iter=30, min_samples_leaf=2)["training"]
+    assert t["kinds"]["equiv"] == sum(r[2] == "equiv" for r in rows) > 0
+    # each kind's AUROC is against the other label's originals: equiv against the wrong ones
+    per_kind = t["held_out_auroc_per_kind"]
+    assert set(per_kind) >= {"neighbour"} and all(0 <= v <= 1 for v in per_kind.values())
+
+
 def test_fit_needs_both_parts(train_cases, tmp_path):
     from sqlmend.cli import app
 

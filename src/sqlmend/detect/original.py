@@ -7,7 +7,8 @@ features (:data:`sqlmend.search.features.FEATURE_NAMES`, the original as
 originals alone: the gold of each Spider-TRAIN question (correct) and its wrong originals
 (``rule1``, ``rule2``, ``neighbour``) from the verifier's training cases
 (``sqlmend train-verifier``'s JSONL, ``labels[0]`` / ``X[0]``), correct and wrong weighing the
-same. Databases held out by :func:`sqlmend.search.train.held_out` give the reported AUROC and the
+same; an ``equiv`` original (other SQL returning the gold's rows) counts as correct. Per kind, the
+held-out AUROC ranks that kind's originals against every original of the other label. Databases held out by :func:`sqlmend.search.train.held_out` give the reported AUROC and the
 threshold (best F1 there, balanced: the real base rate is not assumed); the shipped trees are
 then refit on every case. The file (``original.json`` beside this module, ``sqlmend
 train-original-detector``) has the verifier file's layout (``model`` trees), so
@@ -107,9 +108,14 @@ def fit(cases: str | Path, holdout: float = 0.2, max_iter: int = 200, learning_r
     w_ho = balanced_weights(y[ho].tolist())
     chosen = best_threshold(wrong.tolist(), y[ho].tolist(), w_ho)
     kinds = np.asarray([r[2] for r in rows])[ho]
-    per_kind = {k: round(auroc([1 - s for s in wrong[np.isin(kinds, [k, "gold"])]],
-                               y[ho][np.isin(kinds, [k, "gold"])].tolist()), 4)
-                for k in sorted(set(kinds) - {"gold"})}
+
+    def kind_auroc(k: str) -> float:  # the kind's originals against every original of the other label
+        pure = y[ho][kinds == k]
+        part = (kinds == k) | (y[ho] != pure[0])
+        return round(auroc([1 - s for s in wrong[part]], y[ho][part].tolist()), 4)
+
+    per_kind = {k: kind_auroc(k) for k in sorted(set(kinds) - {"gold"})
+                if len(set(y[ho][kinds == k].tolist())) == 1}
     spec = export(model(np.ones(len(y), dtype=bool)))
     spec = {**spec, "baseline": -spec["baseline"],
             "trees": [{**t, "value": [-v for v in t["value"]]} for t in spec["trees"]]}

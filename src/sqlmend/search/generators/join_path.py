@@ -53,7 +53,7 @@ def _neighbours(sel, inp):
 
 def _reads(sel, key: str, skip) -> bool:
     for name, node in sel.args.items():
-        if name in ("joins", "from") or node is None:
+        if name in ("joins", "from", "from_") or node is None:  # sqlglot names FROM "from_" (older: "from")
             continue
         nodes = node if isinstance(node, list) else [node]
         if any((c.table or "").lower() == key for n in nodes for c in n.find_all(ast.Column)):
