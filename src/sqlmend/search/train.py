@@ -22,6 +22,7 @@ on the held-out cases (for comparisons).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 import random
 import re
 import time
@@ -173,6 +174,69 @@ def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question:
     return out
 
 
+def done_questions(out: Path) -> set[str]:
+    """The ``qid`` of every line of a resumable JSONL file (a last line cut short by a kill is dropped
+    first: its question is redone)."""
+    done: set[str] = set()
+    if out.exists() and out.stat().st_size:
+        data = out.read_bytes()
+        if not data.endswith(b"\n"):
+            with out.open("r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+        for line in out.read_text().splitlines():
+            try:
+                done.add(json.loads(line)["qid"])
+            except (ValueError, KeyError):
+                continue
+    return done
+
+
+@dataclass
+class Prepared:
+    """One training question, ready to search: its database, the gold's result key, its originals
+    (:func:`_cases`, the gold first) and the search's input."""
+
+    task: Task
+    db: Any
+    gold_key: tuple
+    cases: list[tuple[str, str]]
+    inp: SearchInput
+
+
+def prepared(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, seed: int = 0,
+             per_question: int = 2, timeout: float = 5.0, kinds: Iterable[str] = KINDS,
+             neighbours: Neighbours | None = None,
+             progress: Callable[[int], None] | None = None) -> Iterator[Prepared | str]:
+    """The questions of ``tasks`` not yet in the resumable JSONL ``out`` (:func:`done_questions`), each
+    :class:`Prepared` (``progress`` counts the skipped ones; the caller counts the others), or a message
+    when its database or gold fails. The databases are closed at the end."""
+    done = done_questions(out)
+    conns: dict[str, Any] = {}
+    try:
+        for task in tasks:
+            if task.question_id in done:
+                if progress:
+                    progress(1)
+                continue
+            rng = random.Random(f"{seed}:{task.question_id}")
+            try:
+                if task.db_id not in conns:
+                    conns[task.db_id] = connect(db_path(task.db_id))
+                db = conns[task.db_id]
+                gold_res = db.execute(task.gold, timeout=timeout, max_rows=2000)
+                cases = _cases(task, db, gold_res, rng, per_question, timeout, kinds, neighbours)
+                inp = SearchInput(task.question, db.schema(), db.value_index(), task.evidence)
+            except (SqlmendError, OSError) as exc:
+                if progress:
+                    progress(1)
+                yield f"{task.question_id}: skipped ({exc})"
+                continue
+            yield Prepared(task, db, result_key(gold_res), cases, inp)
+    finally:
+        for db in conns.values():
+            db.close()
+
+
 def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_question: int = 2,
           seed: int = 0, settings: SearchSettings | None = None, timeout: float = 5.0,
           progress: Callable[[int], None] | None = None, kinds: Iterable[str] = KINDS,
@@ -188,40 +252,14 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
         A message per skipped question.
     """
     settings = settings or SearchSettings(budget=0.4)
-    done: set[str] = set()
-    if out.exists() and out.stat().st_size:
-        data = out.read_bytes()
-        if not data.endswith(b"\n"):  # a line cut short by a kill: drop it, its question is redone
-            with out.open("r+b") as fh:
-                fh.truncate(data.rfind(b"\n") + 1)
-        for line in out.read_text().splitlines():
-            try:
-                done.add(json.loads(line)["qid"])
-            except (ValueError, KeyError):
-                continue
-    conns: dict[str, Any] = {}
     with out.open("a", encoding="utf-8") as fh:
-        for task in tasks:
-            if task.question_id in done:
-                if progress:
-                    progress(1)
+        for q in prepared(tasks, db_path, out, seed, per_question, timeout, kinds, neighbours, progress):
+            if isinstance(q, str):
+                yield q
                 continue
-            rng = random.Random(f"{seed}:{task.question_id}")
-            try:
-                if task.db_id not in conns:
-                    conns[task.db_id] = connect(db_path(task.db_id))
-                db = conns[task.db_id]
-                gold_res = db.execute(task.gold, timeout=timeout, max_rows=2000)
-                gold_key = result_key(gold_res)
-                cases = _cases(task, db, gold_res, rng, per_question, timeout, kinds, neighbours)
-                inp = SearchInput(task.question, db.schema(), db.value_index(), task.evidence)
-            except (SqlmendError, OSError) as exc:
-                yield f"{task.question_id}: skipped ({exc})"
-                if progress:
-                    progress(1)
-                continue
+            task, db, gold_key, inp = q.task, q.db, q.gold_key, q.inp
             lines = []
-            for kind, text in cases if gold else cases[1:]:
+            for kind, text in q.cases if gold else q.cases[1:]:
                 orig = execute_original(db, text, settings.timeout, settings.max_rows)
                 findings = rules.check(db, text, task.question, timeout=timeout) if orig.tree is not None else []
                 found = search(db, orig, inp, findings, settings)
@@ -239,8 +277,6 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
                 fh.flush()
             if progress:
                 progress(1)
-    for db in conns.values():
-        db.close()
 
 
 def load(path: Path) -> list[dict[str, Any]]:

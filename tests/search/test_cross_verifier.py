@@ -1,0 +1,69 @@
+"""The cross-encoder verifier (MiniLM + LoRA): groups built from real Spider-train questions, a few
+training steps, scores and the comparison with the feature verifier."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from sqlmend.search import cross
+
+
+@pytest.fixture(scope="module")
+def groups(data_dir, tmp_path_factory):
+    from sqlmend.bench import load_dataset
+    from sqlmend.search import train
+
+    ds = load_dataset("spider-train")
+    has = lambda d: ds.db_path(d) is not None  # noqa: E731
+    tasks = cross.questions(ds.tasks, has, "train", 3) + cross.questions(ds.tasks, has, "held-out", 3)
+    out = tmp_path_factory.mktemp("cross") / "groups.jsonl"
+    list(cross.build_groups(tasks, lambda d: str(ds.db_path(d)), out, top=3, neighbours=train.Neighbours(ds.tasks)))
+    assert not list(cross.build_groups(tasks, lambda d: str(ds.db_path(d)), out, top=3)), "resumed: nothing redone"
+    return cross.load_groups([out])
+
+
+def test_questions_split_by_the_feature_verifiers_held_out_databases(data_dir):
+    from sqlmend.bench import load_dataset
+    from sqlmend.search.train import held_out
+
+    ds = load_dataset("spider-train")
+    has = lambda d: ds.db_path(d) is not None  # noqa: E731
+    train, held = cross.questions(ds.tasks, has, "train", 50), cross.questions(ds.tasks, has, "held-out", 50)
+    assert not any(held_out(t.db_id, 0.2) for t in train) and all(held_out(t.db_id, 0.2) for t in held)
+    assert [t.question_id for t in cross.questions(ds.tasks, has, "train", 10)] == [t.question_id for t in train[:10]]
+    with pytest.raises(ValueError):
+        cross.questions(ds.tasks, has, "dev", 1)
+
+
+def test_groups_hold_the_original_and_the_top_candidates_labelled_by_the_gold(groups):
+    assert {g["kind"].split(":")[0] for g in groups} >= {"gold", "neighbour"}
+    for g in groups:
+        items = g["items"]
+        assert 1 <= len(items) <= 4 and items[0]["label"] == (g["kind"] == "gold")
+        assert [it["gbt"] for it in items[1:]] == sorted((it["gbt"] for it in items[1:]), reverse=True)
+        assert all(it["res"] == "error" or " rows: " in it["res"] for it in items)
+        assert g["reachable"] >= max(it["label"] for it in items[1:]) if len(items) > 1 else True
+
+
+def test_a_few_training_steps_give_an_adapter_that_scores_and_compares(groups, tmp_path):
+    meta = cross.train(groups, tmp_path / "adapter", epochs=1, batch=16, threads=1)
+    assert meta["steps"] >= 1 and (tmp_path / "adapter" / "adapter_config.json").exists()
+    enc = cross.CrossEncoder(tmp_path / "adapter", threads=1)
+    g = groups[0]
+    s = enc.scores(g["question"], [(it["sql"], it["res"]) for it in g["items"]])
+    assert s.shape == (len(g["items"]),) and ((s >= 0) & (s <= 1)).all()
+    report = cross.evaluate(groups, enc, top=2)
+    assert set(report) >= {"features", "cross", "mean"} and report["groups"] == len(groups)
+    for name in ("features", "cross", "mean"):
+        assert set(report[name]["frontier"]) == {"flagged", "all"}
+        assert 0 <= report[name]["selection_accuracy"] <= 1
+
+
+def test_the_command_says_what_it_does():
+    from sqlmend.cli import app
+
+    r = CliRunner().invoke(app, ["train-cross-verifier", "--help"])
+    assert r.exit_code == 0 and "MiniLM" in r.output and "--held-out-questions" in r.output
