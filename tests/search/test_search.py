@@ -143,3 +143,22 @@ def test_suspect_scope_searches_an_unflagged_query_only_when_the_verifier_doubts
     doubted = trace_of(min(1.0, score + 0.01))
     assert doubted.status == "ran" and any(f.startswith("verifier score") for f in doubted.detail["flags"])
     assert doubted.detail["distinct"] > 0
+
+
+def test_rerank_cross_lets_the_shipped_cross_encoder_decide_with_its_own_margin(car_1):
+    pytest.importorskip("peft")
+    from sqlmend.search.cross import CrossEncoder
+
+    enc = CrossEncoder()
+    assert {"margin", "all_margin", "suspect_margin"} <= set(enc.decision)
+    stage = SearchStage.from_config({"rerank": "cross"})
+    trace = stage.run(StageContext(task=_task(Q111, WRONG_111), db=car_1, sql=WRONG_111, resolve=lambda s: None))
+    assert trace.detail["verifier"].startswith("features + cross-encoder (mean)"), trace.detail["verifier"]
+    assert f"vs margin {enc.margin_for('suspect'):g}" in trace.detail["verifier"]
+    assert trace.calls == 0
+    if trace.candidate:  # whatever it chose passed through the guard
+        assert trace.verdict is not None
+    # a correct query searched with every candidate scored by both is kept
+    kept = SearchStage.from_config({"rerank": "cross", "scope": "all"}).run(
+        StageContext(task=_task(Q111, GOLD_111), db=car_1, sql=GOLD_111, resolve=lambda s: None))
+    assert kept.candidate is None, kept.note

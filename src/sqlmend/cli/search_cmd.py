@@ -204,6 +204,7 @@ def train_cross_verifier(
     report = cross.evaluate(cross.load_groups(held_files), cross.CrossEncoder(data / "adapter", threads), top=top)
     report["training"] = meta
     (data / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    (data / "adapter" / "decision.json").write_text(json.dumps(report["decision"], indent=1) + "\n")
     typer.echo(json.dumps(report, indent=1))
 
 

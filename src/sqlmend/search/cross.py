@@ -33,6 +33,9 @@ from sqlmend.types import ExecResult, Task
 
 MAX_LENGTH = 128
 
+#: The shipped adapter, its training record and its calibrated decision (``sqlmend train-cross-verifier``).
+ADAPTER = Path(__file__).with_name("cross_adapter")
+
 
 def summary(result: ExecResult | None) -> str:
     """What the encoder sees of a result: the row count and up to three rows (values cut at 30 characters)."""
@@ -172,15 +175,36 @@ def train(groups: list[dict[str, Any]], out: Path, epochs: float = 0.5, negative
 
 
 class CrossEncoder:
-    """A trained adapter (:func:`train`) on the packaged MiniLM: P(correct) of (question, SQL, result)."""
+    """A trained adapter (:func:`train`) on the packaged MiniLM: P(correct) of (question, SQL, result).
 
-    def __init__(self, adapter: Path, threads: int = 2):
-        import torch
-        from peft import PeftModel
+    ``decision``: the margins calibrated for it (``decision.json`` beside the adapter, written by
+    ``sqlmend train-cross-verifier``; empty when there is none)."""
 
+    def __init__(self, adapter: Path | None = None, threads: int = 2):
+        from sqlmend.errors import ConfigError
+
+        folder = Path(adapter) if adapter else ADAPTER
+        if not (folder / "adapter_config.json").exists():
+            raise ConfigError(f"no cross-encoder adapter in {folder}; run `sqlmend train-cross-verifier`")
+        try:
+            import torch
+            from peft import PeftModel
+        except ImportError as exc:
+            raise ConfigError(f"the cross-encoder needs the models extra (pip install 'sqlmend[models]'): {exc}")
         torch.set_num_threads(threads)
         self.tok, base = _backbone()
-        self.model = PeftModel.from_pretrained(base, str(adapter)).eval()
+        self.model = PeftModel.from_pretrained(base, str(folder)).eval()
+        decision = folder / "decision.json"
+        self.decision: dict[str, Any] = json.loads(decision.read_text()) if decision.exists() else {}
+
+    def margin_for(self, scope: str) -> float:
+        """The calibrated margin of the mean score for ``scope`` (flagged, suspect, all)."""
+        key = {"all": "all_margin", "suspect": "suspect_margin"}.get(scope, "margin")
+        if key not in self.decision:
+            from sqlmend.errors import ConfigError
+
+            raise ConfigError("the cross-encoder has no calibrated decision (decision.json); give search.margin")
+        return float(self.decision[key])
 
     def scores(self, question: str, items: list[tuple[str, str]]) -> np.ndarray:
         """P(correct) of each ``(sql, result summary)``."""
@@ -194,10 +218,17 @@ class CrossEncoder:
             return torch.sigmoid(self.model(**enc).logits.squeeze(-1)).numpy().reshape(-1)
 
 
-def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4) -> dict[str, Any]:
+def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4, suspect_below: float = 0.4,
+             precision: float = 0.8, max_false_rate: float = 0.001) -> dict[str, Any]:
     """The frontier of the feature verifier, the cross-encoder and their mean on ``groups`` (original +
     ``top`` candidates each), with the AUROC of each as a detector of wrong originals and its selection
-    accuracy (the best candidate is right, when one of them is)."""
+    accuracy (the best candidate is right, when one of them is).
+
+    ``decision``: the margins of the mean (the search stage's ``rerank=cross``) calibrated as
+    ``train-verifier`` calibrates the feature verifier's — per scope, the smallest margin whose
+    replacements reach ``precision`` with at most ``max_false_rate`` of the correct originals replaced;
+    ``suspect`` searches an unflagged original whose *feature* score is below ``suspect_below``, as the
+    stage does."""
     from sqlmend.detect.calibrate import auroc
     from sqlmend.search import train as tr
 
@@ -212,13 +243,24 @@ def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4) 
                            "databases": len({g["db_id"] for g in groups}), "top": top,
                            "ms_per_original": round(1000 * seconds / max(1, len(groups)), 1)}
     for name, scores in (("features", gbt), ("cross", ce), ("mean", [(a + b) / 2 for a, b in zip(gbt, ce)])):
-        decided = tr.decisions(cases, scores)
+        decided = [dict(d, s0=float(g[0])) for d, g in zip(tr.decisions(cases, scores), gbt)]  # gating: features
         reach = [d for d in decided if not d["orig"] and d["reachable"]]
-        out[name] = {"auroc_wrong_original": auroc([1 - s[0] for s in scores],
+        out[name] = {"auroc_wrong_original": auroc([float(s[0]) for s in scores],  # P(correct), ranked as 1 - P
                                                    [not c["labels"][0] for c in cases]),
                      "selection_accuracy": sum(d["best"] for d in reach) / max(1, len(reach)),
                      "frontier": tr.frontier(decided, w)}
+        if name == "mean":
+            chosen = {scope: tr.calibrate(decided, precision, max_false_rate, w, scope) for scope in ("flagged", "all")}
+            chosen["suspect"] = tr.calibrate(decided, precision, max_false_rate, w, "suspect", suspect_below)
+            out["decision"] = {"rule": "mean of the feature and cross-encoder scores, best of the top "
+                                       f"{top} candidates, gap over the original's",
+                               "top": top, "margin": chosen["flagged"]["margin"],
+                               "all_margin": chosen["all"]["margin"], "suspect_margin": chosen["suspect"]["margin"],
+                               "suspect_below": suspect_below, "precision_target": precision,
+                               "max_false_rate": max_false_rate,
+                               "at_margins": {k: {f: v[f] for f in ("margin", "fixed", "broken", "replaced",
+                                                                      "precision")} for k, v in chosen.items()}}
     return out
 
 
-__all__ = ["CrossEncoder", "build_groups", "evaluate", "load_groups", "pair", "questions", "summary", "train"]
+__all__ = ["ADAPTER", "CrossEncoder", "build_groups", "evaluate", "load_groups", "pair", "questions", "summary", "train"]

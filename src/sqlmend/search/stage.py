@@ -44,6 +44,12 @@ class SearchOptions(StageSettings):
                                                    "(default: the margin calibrated on Spider train)")
     top: int = Field(5, ge=1, description="candidates kept in the trace")
     weights: str | None = Field(None, description="verifier weights file (default: the shipped one)")
+    rerank: Literal["none", "cross"] = Field(
+        "none", description="cross: the MiniLM cross-encoder (models extra) also scores the original and the "
+                            "feature verifier's top candidates; the mean of the two scores decides, with its "
+                            "own calibrated margins")
+    rerank_top: int = Field(4, ge=1, description="rerank=cross: candidates it scores")
+    cross_adapter: str | None = Field(None, description="rerank=cross: adapter folder (default: the shipped one)")
 
     def search_settings(self) -> SearchSettings:
         """The search's bounds under these options (the detectors' search signals use the defaults)."""
@@ -60,12 +66,33 @@ class SearchStage(StageBase):
     def __init__(self, settings: SearchOptions | None = None, run: RunSettings | None = None):
         super().__init__(settings, run)
         self._verifier: FeatureVerifier | None = None
+        self._cross = None
 
     @property
     def verifier(self) -> FeatureVerifier:
         if self._verifier is None:
             self._verifier = FeatureVerifier(self.settings.weights)
         return self._verifier
+
+    @property
+    def cross(self):
+        """The cross-encoder of ``rerank=cross`` (loaded on first use)."""
+        if self._cross is None:
+            from sqlmend.search.cross import CrossEncoder
+
+            self._cross = CrossEncoder(self.settings.cross_adapter, threads=2)
+        return self._cross
+
+    def _rerank(self, inp: SearchInput, orig: Executed, ranked: list[Executed]) -> tuple[list[Executed], list[float]]:
+        """The top candidates, best first by the mean of the feature and cross-encoder scores, and the
+        means (the original's first)."""
+        from sqlmend.search.cross import summary
+
+        top = ranked[: self.settings.rerank_top]
+        ce = self.cross.scores(inp.question, [(q.sql, summary(q.result)) for q in [orig, *top]])
+        means = [(f + c) / 2 for f, c in zip([orig.score, *(q.score for q in top)], ce.tolist())]
+        order = sorted(range(len(top)), key=lambda i: -means[i + 1])
+        return [top[i] for i in order], [means[0]] + [means[i + 1] for i in order]
 
     def run(self, ctx: StageContext) -> StageTrace:
         """Search, score and (maybe) propose one repair of ``ctx.sql``."""
@@ -123,6 +150,14 @@ class SearchStage(StageBase):
             pick = picks.index(max(picks))
             chosen = ranked[pick - 1] if pick > 0 else None
             trace.detail["verifier"] = f"listwise (model), choice {pick}"
+        elif s.rerank == "cross":
+            top, means = self._rerank(inp, orig, ranked)
+            margin = s.margin if s.margin is not None else self.cross.margin_for(s.scope)
+            value = means[1] - means[0]
+            if value > margin:
+                chosen = top[0]
+            trace.detail["verifier"] = (f"features + cross-encoder (mean), gap {value:.3f} vs margin {margin:g}; "
+                                        f"means: original {means[0]:.3f}, best {means[1]:.3f}")
         else:
             value = verifier.replace_value(query, ranked, flagged)
             if value > margin:
