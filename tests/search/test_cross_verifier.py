@@ -62,8 +62,17 @@ def test_a_few_training_steps_give_an_adapter_that_scores_and_compares(groups, t
         assert 0 <= report[name]["selection_accuracy"] <= 1
 
 
-def test_the_command_says_what_it_does():
+def test_the_command_builds_trains_compares_and_calibrates(data_dir, tmp_path):
     from sqlmend.cli import app
 
     r = CliRunner().invoke(app, ["train-cross-verifier", "--help"])
     assert r.exit_code == 0 and "MiniLM" in r.output and "--held-out-questions" in r.output
+    args = ["train-cross-verifier", "--data", str(tmp_path), "--questions", "2", "--held-out-questions", "2",
+            "--epochs", "1", "--threads", "1", "--top", "2"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["questions"] == 2 and report["training"]["questions"] == 2
+    decision = json.loads((tmp_path / "adapter" / "decision.json").read_text())
+    enc = cross.CrossEncoder(tmp_path / "adapter", threads=1)
+    assert enc.decision == decision and enc.margin_for("all") == decision["all_margin"]
