@@ -90,7 +90,9 @@ def test_runaway_query_stops_within_limit(pg_spider, sql):
         start = time.monotonic()
         with pytest.raises(QueryTimeout):
             db.execute(sql, timeout=limit)
-        assert time.monotonic() - start < 1.5 * limit
+        # unstopped, either query runs for minutes; the bound leaves room for a loaded CI machine (a CI run
+        # saw the cancel of the cross join land after 3.9 s) and only checks that the limit stops it
+        assert time.monotonic() - start < limit + 5
         assert db.execute("SELECT COUNT(*) FROM singer").rows == [(6,)]
 
 
