@@ -69,8 +69,14 @@ def test_the_command_builds_trains_compares_and_calibrates(data_dir, tmp_path):
     assert r.exit_code == 0 and "MiniLM" in r.output and "--held-out-questions" in r.output
     args = ["train-cross-verifier", "--data", str(tmp_path), "--questions", "2", "--held-out-questions", "2",
             "--epochs", "1", "--threads", "1", "--top", "2"]
+    for shard in ("0/2", "1/2"):  # built in two shards, then trained on both files without rebuilding
+        r = CliRunner().invoke(app, args + ["--shard", shard, "--build-only"])
+        assert r.exit_code == 0, r.output
+    built = {f.name: f.read_text() for f in tmp_path.glob("*.jsonl")}
+    assert set(built) == {"train-0.jsonl", "train-1.jsonl", "held-out-0.jsonl", "held-out-1.jsonl"}
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
+    assert not (tmp_path / "train.jsonl").read_text().strip(), "nothing built twice"
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["questions"] == 2 and report["training"]["questions"] == 2
     decision = json.loads((tmp_path / "adapter" / "decision.json").read_text())

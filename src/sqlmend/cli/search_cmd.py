@@ -188,9 +188,13 @@ def train_cross_verifier(
     data.mkdir(parents=True, exist_ok=True)
     suffix = "" if n == 1 else f"-{k}"
     for part, count in (("train", questions), ("held-out", held_out_questions)):
-        tasks = cross.questions(pool, lambda d: ds.db_path(d) is not None, part, count)[k::n]
+        target = data / f"{part}{suffix}.jsonl"
+        # questions another shard's file already holds are not built again
+        elsewhere = {qid for f in data.glob(f"{part}*.jsonl") if f != target for qid in training.done_questions(f)}
+        tasks = [t for t in cross.questions(pool, lambda d: ds.db_path(d) is not None, part, count)[k::n]
+                 if t.question_id not in elsewhere]
         bar = tqdm(total=len(tasks), desc=f"groups {part}", unit="q")
-        for msg in cross.build_groups(tasks, lambda d: str(ds.db_path(d)), data / f"{part}{suffix}.jsonl",
+        for msg in cross.build_groups(tasks, lambda d: str(ds.db_path(d)), target,
                                       neighbours=training.Neighbours(pool), progress=bar.update):
             tqdm.write(msg)
         bar.close()
