@@ -71,9 +71,8 @@ def build_groups(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path
     Yields:
         A message per skipped question.
     """
-    from sqlmend import rules
     from sqlmend.search import train as tr
-    from sqlmend.search.engine import SearchSettings, execute_original, result_key
+    from sqlmend.search.engine import SearchSettings, result_key
     from sqlmend.search.verifier import FeatureVerifier
 
     verifier = verifier or FeatureVerifier()
@@ -85,8 +84,7 @@ def build_groups(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path
                 continue
             lines = []
             for kind, text in q.cases:
-                orig = execute_original(q.db, text, settings.timeout, settings.max_rows)
-                findings = rules.check(q.db, text, q.task.question, timeout=5.0) if orig.tree is not None else []
+                orig, findings = tr.run_original(q, text, settings)
                 query = verifier.for_query(q.inp, orig, findings, q.db.dialect)
                 ranked = query.search(q.db, findings, settings)[1] if orig.tree is not None else []
                 items = [{"sql": text, "gbt": query.original_score, "res": summary(orig.result),
@@ -95,7 +93,7 @@ def build_groups(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path
                            "label": int(result_key(c.result) == q.gold_key)} for c in ranked[:top]]
                 lines.append(json.dumps({
                     "qid": q.task.question_id, "db_id": q.task.db_id, "kind": kind, "question": q.task.question,
-                    "flagged": bool(findings or orig.error or orig.result is None or not orig.result.rows),
+                    "flagged": tr.flagged(orig, findings),
                     "reachable": int(any(result_key(c.result) == q.gold_key for c in ranked)), "items": items}))
             fh.write("\n".join(lines) + "\n")
             fh.flush()
@@ -199,7 +197,9 @@ class CrossEncoder:
 
     def margin_for(self, scope: str) -> float:
         """The calibrated margin of the mean score for ``scope`` (flagged, suspect, all)."""
-        key = {"all": "all_margin", "suspect": "suspect_margin"}.get(scope, "margin")
+        from sqlmend.search.verifier import margin_key
+
+        key = margin_key(scope)
         if key not in self.decision:
             from sqlmend.errors import ConfigError
 
@@ -212,8 +212,9 @@ class CrossEncoder:
 
         if not items:
             return np.zeros(0)
-        enc = self.tok([question] * len(items), [pair(question, s, r)[1] for s, r in items], truncation=True,
-                       max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+        first, second = zip(*(pair(question, s, r) for s, r in items))
+        enc = self.tok(list(first), list(second), truncation=True, max_length=MAX_LENGTH, padding=True,
+                       return_tensors="pt")
         with torch.inference_mode():
             return torch.sigmoid(self.model(**enc).logits.squeeze(-1)).numpy().reshape(-1)
 

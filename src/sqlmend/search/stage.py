@@ -140,7 +140,6 @@ class SearchStage(StageBase):
             trace.note = f"{found.executed} candidate(s) executed, none with a new result"
             return self._done(trace, start), found
         orig.score = query.original_score
-        margin = s.margin if s.margin is not None else verifier.margin_for(s.scope)
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
         if backend is not None:
@@ -159,6 +158,7 @@ class SearchStage(StageBase):
             trace.detail["verifier"] = (f"features + cross-encoder (mean), gap {value:.3f} vs margin {margin:g}; "
                                         f"means: original {means[0]:.3f}, best {means[1]:.3f}")
         else:
+            margin = s.margin if s.margin is not None else verifier.margin_for(s.scope)
             value = verifier.replace_value(query, ranked, flagged)
             if value > margin:
                 chosen = ranked[0]

@@ -22,11 +22,11 @@ on the held-out cases (for comparisons).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 import random
 import re
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -237,6 +237,19 @@ def prepared(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, se
             db.close()
 
 
+def run_original(q: Prepared, text: str, settings: SearchSettings, timeout: float = 5.0) -> tuple[Any, list[Any]]:
+    """One original of a prepared question run as the search runs it, and the static rules' findings
+    on it (none when it does not parse)."""
+    orig = execute_original(q.db, text, settings.timeout, settings.max_rows)
+    return orig, rules.check(q.db, text, q.task.question, timeout=timeout) if orig.tree is not None else []
+
+
+def flagged(orig: Any, findings: list[Any]) -> bool:
+    """Whether earlier evidence flags an original (the search stage's ``scope=flagged``): a finding, an
+    execution error, or an empty result."""
+    return bool(findings or orig.error or orig.result is None or not orig.result.rows)
+
+
 def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_question: int = 2,
           seed: int = 0, settings: SearchSettings | None = None, timeout: float = 5.0,
           progress: Callable[[int], None] | None = None, kinds: Iterable[str] = KINDS,
@@ -260,16 +273,14 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
             task, db, gold_key, inp = q.task, q.db, q.gold_key, q.inp
             lines = []
             for kind, text in q.cases if gold else q.cases[1:]:
-                orig = execute_original(db, text, settings.timeout, settings.max_rows)
-                findings = rules.check(db, text, task.question, timeout=timeout) if orig.tree is not None else []
+                orig, findings = run_original(q, text, settings, timeout)
                 found = search(db, orig, inp, findings, settings)
                 X = Featurizer(inp, db.dialect, findings).rows(orig, found.candidates)
                 labels = [int(orig.result is not None and result_key(orig.result) == gold_key)]
                 labels += [int(result_key(c.result) == gold_key) for c in found.candidates]
                 gens = [""] + ["+".join(c.generators) for c in found.candidates]
                 lines.append(json.dumps({"qid": task.question_id, "db_id": task.db_id, "kind": kind,
-                                         "flagged": bool(findings or orig.error or orig.result is None
-                                                         or not orig.result.rows),
+                                         "flagged": flagged(orig, findings),
                                          "labels": labels, "gens": gens,
                                          "X": [[round(v, 4) for v in row] for row in X]}))
             if lines:  # (without its gold a question may have no case: redone, cheaply, on a resume)

@@ -32,6 +32,11 @@ from sqlmend.search.generators import SearchInput
 WEIGHTS = Path(__file__).with_name("verifier.json")
 
 
+def margin_key(scope: str) -> str:
+    """The key of a decision record (a verifier file's ``decision``) that holds the margin of ``scope``."""
+    return {"all": "all_margin", "suspect": "suspect_margin"}.get(scope, "margin")
+
+
 class Verifier(Protocol):
     """Scores the original and the candidates of one search."""
 
@@ -104,8 +109,7 @@ class FeatureVerifier:
     def margin_for(self, scope: str) -> float:
         """The margin calibrated for ``scope`` (``flagged``, ``suspect`` or ``all``; older weight files
         hold one margin for every scope)."""
-        key = {"all": "all_margin", "suspect": "suspect_margin"}.get(scope)
-        return float(self.decision.get(key, self.margin)) if key else self.margin
+        return float(self.decision.get(margin_key(scope), self.margin))
 
     @property
     def suspect_below(self) -> float:
