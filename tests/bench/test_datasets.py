@@ -115,3 +115,7 @@ def test_a_malformed_jsonl_line_is_left_out_and_the_rest_is_read(tmp_path, spide
     # the question whose line was unreadable gets no SQL: an error for that item alone
     assert load_predictions(preds, ds) == {"a": "SELECT 1", "c": ""}
     assert "preds.jsonl:2: expected a JSON object" in capsys.readouterr().err
+    # the prediction of the task whose line was unreadable is left out with a warning, not the batch
+    preds.write_text("".join(json.dumps({"question_id": q, "sql": "SELECT 1"}) + "\n" for q in "abc"))
+    assert load_predictions(preds, ds) == {"a": "SELECT 1", "c": "SELECT 1"}
+    assert "record 2: question_id 'b' is not in" in capsys.readouterr().err

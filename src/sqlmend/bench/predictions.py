@@ -146,19 +146,23 @@ def read_jsonl_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[st
     """Read sqlmend JSONL records (``question_id``, ``sql``) answering ``dataset`` into ``{question_id: sql}``.
 
     A line that is not JSON is left out with a warning; the questions then left without
-    a prediction get an empty SQL (an error for that item alone: the batch goes on).
+    a prediction get an empty SQL (an error for that item alone: the batch goes on). A record
+    whose id is not a task (e.g. the task line was unreadable and left out) is left out with a
+    warning too; a file that answers another dataset still fails on its missing ids.
 
     Raises:
-        DatasetError: an unknown or repeated id (naming the line), or missing ids.
+        DatasetError: a repeated id (naming the line), or missing ids.
     """
     out: dict[str, str] = {}
     skipped: list[str] = []
+    unknown: list[str] = []
     for lineno, item in enumerate(read_jsonl(path, skipped), 1):
         if "question_id" not in item or "sql" not in item:
             raise DatasetError(f"{path}: record {lineno} lacks question_id or sql")
         qid = str(item["question_id"])
         if qid not in dataset:
-            raise DatasetError(f"{path}: record {lineno}: question_id {qid!r} is not in {dataset.name}")
+            unknown.append(f"{path}: record {lineno}: question_id {qid!r} is not in {dataset.name}")
+            continue
         if qid in out:
             raise DatasetError(f"{path}: record {lineno}: question_id {qid!r} appears twice")
         out[qid] = str(item["sql"] or "").strip()
@@ -167,8 +171,10 @@ def read_jsonl_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[st
         out.update({q: "" for q in dataset.ids if q not in out})
     if len(out) != len(dataset):
         missing = [q for q in dataset.ids if q not in out]
-        raise DatasetError(f"{path}: {len(out)} predictions, but {dataset.name} has {len(dataset)} questions "
+        raise DatasetError(f"{unknown[0] + '; ' if unknown else ''}{path}: {len(out)} predictions, but "
+                           f"{dataset.name} has {len(dataset)} questions "
                            f"(missing: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''})")
+    warn_skipped([f"{u}; record left out" for u in unknown])
     return out
 
 
