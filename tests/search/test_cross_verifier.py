@@ -62,6 +62,44 @@ def test_a_few_training_steps_give_an_adapter_that_scores_and_compares(groups, t
         assert 0 <= report[name]["selection_accuracy"] <= 1
 
 
+def test_the_cached_lower_layers_give_the_full_models_output(groups):
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    pairs = [(*cross.pair(g["question"], it["sql"], it["res"]), it["label"]) for g in groups for it in g["items"]]
+    tok, model = cross._backbone()
+    model = get_peft_model(model, LoraConfig(r=4, target_modules=["query", "value"], layers_to_transform=[4, 5]))
+    bert = model.get_base_model().bert.eval()
+    prefix = cross._Prefix(bert, tok, pairs, frozen=4)
+    idx = list(range(min(6, len(pairs))))
+    enc = tok([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
+              max_length=cross.MAX_LENGTH, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        full = bert(**enc).pooler_output
+        cached = prefix.pooled(idx)
+    assert torch.allclose(full, cached, atol=2e-3), (full - cached).abs().max()
+
+
+def test_the_listwise_term_puts_mass_on_the_right_items():
+    import torch
+
+    labels = torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0])
+    good = cross._listwise(torch.tensor([3.0, -3.0, -3.0, 0.0, 0.0]), labels, [(0, 3), (3, 5)])
+    bad = cross._listwise(torch.tensor([-3.0, 3.0, -3.0, 0.0, 0.0]), labels, [(0, 3), (3, 5)])
+    assert 0 < good < 0.01 < 6 < bad  # the all-right group (3, 5) adds nothing
+
+
+def test_training_with_frozen_layers_and_the_listwise_term(groups, tmp_path):
+    meta = cross.train(groups, tmp_path / "adapter", epochs=1, batch=8, threads=1, frozen=4, listwise=1.0)
+    assert meta["frozen_layers"] == 4 and meta["steps"] >= 1
+    enc = cross.CrossEncoder(tmp_path / "adapter", threads=1)
+    g = groups[0]
+    s = enc.scores(g["question"], [(it["sql"], it["res"]) for it in g["items"]])
+    assert s.shape == (len(g["items"]),) and ((s >= 0) & (s <= 1)).all()
+    with pytest.raises(ValueError):
+        cross.train(groups, tmp_path / "x", epochs=1, frozen=6)
+
+
 def test_the_command_builds_trains_compares_and_calibrates(data_dir, tmp_path):
     from sqlmend.cli import app
 

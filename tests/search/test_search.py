@@ -156,6 +156,9 @@ def test_rerank_cross_lets_the_shipped_cross_encoder_decide_with_its_own_margin(
     assert trace.detail["verifier"].startswith("features + cross-encoder (mean)"), trace.detail["verifier"]
     assert f"vs margin {enc.margin_for('suspect'):g}" in trace.detail["verifier"]
     assert trace.calls == 0
+    top = trace.detail["top"]  # the reranked candidates, best mean first, with both scores
+    assert top and all({"score", "mean"} <= set(t) for t in top) and "mean" in trace.detail["original"]
+    assert [t["mean"] for t in top] == sorted((t["mean"] for t in top), reverse=True)
     if trace.candidate:  # whatever it chose passed through the guard
         assert trace.verdict is not None
     # a correct query searched with every candidate scored by both is kept

