@@ -106,15 +106,19 @@ def test_the_command_builds_trains_compares_and_calibrates(data_dir, tmp_path):
     r = CliRunner().invoke(app, ["train-cross-verifier", "--help"])
     assert r.exit_code == 0 and "MiniLM" in r.output and "--held-out-questions" in r.output
     args = ["train-cross-verifier", "--data", str(tmp_path), "--questions", "2", "--held-out-questions", "2",
-            "--epochs", "1", "--threads", "1", "--top", "2"]
+            "--epochs", "1", "--threads", "1", "--top", "2", "--equiv"]
     for shard in ("0/2", "1/2"):  # built in two shards, then trained on both files without rebuilding
         r = CliRunner().invoke(app, args + ["--shard", shard, "--build-only"])
         assert r.exit_code == 0, r.output
     built = {f.name: f.read_text() for f in tmp_path.glob("*.jsonl")}
-    assert set(built) == {"train-0.jsonl", "train-1.jsonl", "held-out-0.jsonl", "held-out-1.jsonl"}
+    assert set(built) == {f"{part}{kind}-{k}.jsonl" for part in ("train", "held-out") for kind in ("", "-equiv")
+                          for k in (0, 1)}
+    equiv = cross.load_groups(tmp_path.glob("*-equiv-*.jsonl"))  # correct originals that are not the gold
+    assert equiv and all(g["kind"].startswith("equiv:") and g["items"][0]["label"] == 1 for g in equiv)
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     assert not (tmp_path / "train.jsonl").read_text().strip(), "nothing built twice"
+    assert not (tmp_path / "held-out-equiv.jsonl").read_text().strip(), "nothing built twice"
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["questions"] == 2 and report["training"]["questions"] == 2
     decision = json.loads((tmp_path / "adapter" / "decision.json").read_text())

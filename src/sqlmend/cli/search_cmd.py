@@ -176,6 +176,10 @@ def train_cross_verifier(
     listwise: float = typer.Option(0.0, help="Weight of a listwise term (softmax over each group) added to the "
                                              "pointwise loss."),
     lr: float = typer.Option(3e-4, help="Peak learning rate (linear warm-up over 100 steps, then linear decay)."),
+    equiv: bool = typer.Option(False, "--equiv", help="Also build, for the same questions, a correct original "
+                                                      "that is not the gold (train-verifier's equiv kind) into "
+                                                      "train-equiv / held-out-equiv files: more correct originals "
+                                                      "to train on and to calibrate the margins against."),
 ) -> None:
     """The cross-encoder verifier (issue 16): build its groups from Spider TRAIN, fine-tune MiniLM
     (LoRA + head, `sqlmend[models]`) on them, and compare it with the feature verifier and with their
@@ -192,21 +196,25 @@ def train_cross_verifier(
     pool = list(ds.tasks)
     data.mkdir(parents=True, exist_ok=True)
     suffix = "" if n == 1 else f"-{k}"
-    for part, count in (("train", questions), ("held-out", held_out_questions)):
-        target = data / f"{part}{suffix}.jsonl"
-        # questions another shard's file already holds are not built again
-        elsewhere = {qid for f in data.glob(f"{part}*.jsonl") if f != target for qid in training.done_questions(f)}
+    builds = [(part, count, "") for part, count in (("train", questions), ("held-out", held_out_questions))]
+    builds += [(part, count, "-equiv") for part, count, _ in builds] if equiv else []
+    for part, count, kind in builds:
+        target = data / f"{part}{kind}{suffix}.jsonl"
+        # questions another shard's file of the same kind already holds are not built again
+        elsewhere = {qid for f in _group_files(data, part, kind) if f != target
+                     for qid in training.done_questions(f)}
         tasks = [t for t in cross.questions(pool, lambda d: ds.db_path(d) is not None, part, count)[k::n]
                  if t.question_id not in elsewhere]
-        bar = tqdm(total=len(tasks), desc=f"groups {part}", unit="q")
+        bar = tqdm(total=len(tasks), desc=f"groups {part}{kind}", unit="q")
         for msg in cross.build_groups(tasks, lambda d: str(ds.db_path(d)), target,
-                                      neighbours=training.Neighbours(pool), progress=bar.update):
+                                      neighbours=training.Neighbours(pool), progress=bar.update,
+                                      **({"kinds": ("equiv",), "gold": False} if kind else {})):
             tqdm.write(msg)
         bar.close()
     if build_only:
         typer.echo(f"groups in {data}")
         return
-    train_files = sorted(data.glob("train*.jsonl"))
+    train_files = sorted(data.glob("train*.jsonl"))  # with the equiv files, when built
     held_files = sorted(data.glob("held-out*.jsonl"))
     meta = cross.train(cross.load_groups(train_files), data / "adapter", epochs=epochs, negatives=negatives,
                        threads=threads, frozen=frozen_layers, listwise=listwise, lr=lr, progress=tqdm.write)
@@ -215,6 +223,12 @@ def train_cross_verifier(
     (data / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     (data / "adapter" / "decision.json").write_text(json.dumps(report["decision"], indent=1) + "\n")
     typer.echo(json.dumps(report, indent=1))
+
+
+def _group_files(data: Path, part: str, kind: str) -> list[Path]:
+    """The group files of ``part`` (train, held-out) of one kind ("" or "-equiv"), every shard."""
+    return [f for f in data.glob(f"{part}*.jsonl") if f.stem.startswith(f"{part}{kind}")
+            and ("-equiv" in f.stem) == bool(kind)]
 
 
 def register(app: typer.Typer) -> None:

@@ -65,8 +65,13 @@ def questions(tasks: list[Task], has_db: Callable[[str], bool], part: str, n: in
 
 def build_groups(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, top: int = 7,
                  seed: int = 0, neighbours: Any = None, verifier: Any = None,
-                 progress: Callable[[int], None] | None = None) -> Iterator[str]:
+                 progress: Callable[[int], None] | None = None, kinds: Iterable[str] | None = None,
+                 gold: bool = True) -> Iterator[str]:
     """Append one JSON line per original to ``out`` (questions already there are skipped).
+
+    ``kinds``: the originals besides the gold (default: the feature verifier's, ``train.KINDS``);
+    ``gold``: also the gold's own group (off to build, say, only ``equiv`` originals into a file of
+    their own).
 
     Yields:
         A message per skipped question.
@@ -78,12 +83,13 @@ def build_groups(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path
     verifier = verifier or FeatureVerifier()
     settings = SearchSettings()
     with out.open("a", encoding="utf-8") as fh:
-        for q in tr.prepared(tasks, db_path, out, seed, neighbours=neighbours, progress=progress):
+        for q in tr.prepared(tasks, db_path, out, seed, neighbours=neighbours, progress=progress,
+                             kinds=tr.KINDS if kinds is None else kinds):
             if isinstance(q, str):
                 yield q
                 continue
             lines = []
-            for kind, text in q.cases:
+            for kind, text in q.cases if gold else q.cases[1:]:
                 orig, findings = tr.run_original(q, text, settings)
                 query = verifier.for_query(q.inp, orig, findings, q.db.dialect)
                 ranked = query.search(q.db, findings, settings)[1] if orig.tree is not None else []
@@ -95,14 +101,18 @@ def build_groups(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path
                     "qid": q.task.question_id, "db_id": q.task.db_id, "kind": kind, "question": q.task.question,
                     "flagged": tr.flagged(orig, findings),
                     "reachable": int(any(result_key(c.result) == q.gold_key for c in ranked)), "items": items}))
-            fh.write("\n".join(lines) + "\n")
+            # a question without such an original still gets a line, so that a resumed build skips it
+            fh.write("\n".join(lines or [json.dumps({"qid": q.task.question_id, "db_id": q.task.db_id,
+                                                      "kind": "none", "items": []})]) + "\n")
             fh.flush()
             if progress:
                 progress(1)
 
 
 def load_groups(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    return [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]
+    """The groups of the files (the placeholder lines of questions without an original left out)."""
+    groups = (json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip())
+    return [g for g in groups if g["items"]]
 
 
 def _training_items(group: dict[str, Any], negatives: int) -> list[dict[str, Any]]:
