@@ -156,6 +156,11 @@ def _listwise(logits: Any, labels: Any, spans: list[tuple[int, int]]) -> Any:
     return torch.stack(terms).mean() if terms else logits.sum() * 0.0
 
 
+def _out(output: Any) -> Any:
+    """A layer's hidden states (transformers 4.x returns them in a tuple)."""
+    return output[0] if isinstance(output, tuple) else output
+
+
 class _Prefix:
     """The hidden states after the frozen lower layers of every pair, computed once (no padding kept),
     so that each training step runs only the layers that learn."""
@@ -176,7 +181,7 @@ class _Prefix:
                 hidden = bert.embeddings(input_ids=enc["input_ids"], token_type_ids=enc["token_type_ids"])
                 mask = self._mask(enc["attention_mask"], hidden)
                 for layer in bert.encoder.layer[:frozen]:
-                    hidden = layer(hidden, mask)
+                    hidden = _out(layer(hidden, mask))
                 for row, i in enumerate(idx):
                     n = int(enc["attention_mask"][row].sum())
                     self.states[i] = hidden[row, :n].to(torch.float16).clone()
@@ -184,9 +189,12 @@ class _Prefix:
                     progress(f"prefix {b + len(idx)}/{len(pairs)} pairs {time.perf_counter() - start:.0f}s")
 
     def _mask(self, attention_mask: Any, hidden: Any) -> Any:
-        return self.bert._create_attention_masks(attention_mask=attention_mask, encoder_attention_mask=None,
-                                                 embedding_output=hidden, encoder_hidden_states=None,
-                                                 cache=None)[0]
+        """The mask the layers take, as the model builds it (transformers 5; 4.x: the additive mask)."""
+        if hasattr(self.bert, "_create_attention_masks"):
+            return self.bert._create_attention_masks(attention_mask=attention_mask, encoder_attention_mask=None,
+                                                     embedding_output=hidden, encoder_hidden_states=None,
+                                                     cache=None)[0]
+        return self.bert.get_extended_attention_mask(attention_mask, attention_mask.shape)
 
     def pooled(self, idx: list[int]) -> Any:
         """The pooled output of the pairs ``idx``: their cached states through the learning layers."""
@@ -201,7 +209,7 @@ class _Prefix:
             attention[row, :len(s)] = 1
         mask = self._mask(attention, hidden)
         for layer in self.bert.encoder.layer[self.frozen:]:
-            hidden = layer(hidden, mask)
+            hidden = _out(layer(hidden, mask))
         return self.bert.pooler(hidden)
 
 
