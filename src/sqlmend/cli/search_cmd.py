@@ -172,7 +172,7 @@ def train_cross_verifier(
     top: int = typer.Option(4, help="Candidates per original compared (the original and its top N)."),
     threads: int = typer.Option(2, help="Torch threads."),
     frozen_layers: int = typer.Option(0, help="Lower layers kept frozen; their output is computed once, so a "
-                                              "step costs only the layers above (4 of 6: about 6x faster)."),
+                                              "step costs only the layers above (4 of 6: about 4x the pairs per second here)."),
     listwise: float = typer.Option(0.0, help="Weight of a listwise term (softmax over each group) added to the "
                                              "pointwise loss."),
     lr: float = typer.Option(3e-4, help="Peak learning rate (linear warm-up over 100 steps, then linear decay)."),
@@ -186,6 +186,10 @@ def train_cross_verifier(
     mean on the held-out databases (fixes at 0/1/2 broken correct originals, selection accuracy, AUROC).
 
     Example: sqlmend train-cross-verifier --data runs/cross --questions 1400 --held-out-questions 700
+
+    The shipped adapter: --epochs 2 --negatives 3 --frozen-layers 4, trained on a folder of the groups
+    without the equiv ones; its decision.json was calibrated by cross.evaluate on the held-out groups
+    with the held-out-equiv ones (--equiv --build-only) beside them (docs/benchmarks.md).
     """
     from sqlmend.bench import load_dataset
     from sqlmend.search import cross
