@@ -231,8 +231,7 @@ def train_cross_verifier(
 
 def _group_files(data: Path, part: str, kind: str) -> list[Path]:
     """The group files of ``part`` (train, held-out) of one kind ("" or "-equiv"), every shard."""
-    return [f for f in data.glob(f"{part}*.jsonl") if f.stem.startswith(f"{part}{kind}")
-            and ("-equiv" in f.stem) == bool(kind)]
+    return [f for f in data.glob(f"{part}*.jsonl") if ("-equiv" in f.stem) == bool(kind)]
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,7 @@ data, trains it and compares it; nothing here runs in the search stage unless a 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -130,6 +131,12 @@ def _backbone():
     return AutoTokenizer.from_pretrained(folder), AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
 
 
+def _encode(tok: Any, pairs: Iterable[tuple[str, ...]]) -> Any:
+    """The tokenizer's batch of ``(first segment, second segment, ...)`` pairs."""
+    first, second = zip(*((p[0], p[1]) for p in pairs))
+    return tok(list(first), list(second), truncation=True, max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+
+
 def _group_batches(groups: list[list[int]], batch: int, rng: random.Random) -> Iterator[list[list[int]]]:
     """Shuffled batches of whole groups (lists of pair indices), about ``batch`` pairs each."""
     order = list(range(len(groups)))
@@ -176,8 +183,7 @@ class _Prefix:
         with torch.inference_mode():
             for b in range(0, len(order), batch):
                 idx = order[b:b + batch]
-                enc = tok([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
-                          max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+                enc = _encode(tok, (pairs[i] for i in idx))
                 hidden = bert.embeddings(input_ids=enc["input_ids"], token_type_ids=enc["token_type_ids"])
                 mask = self._mask(enc["attention_mask"], hidden)
                 for layer in bert.encoder.layer[:frozen]:
@@ -261,17 +267,12 @@ def train(groups: list[dict[str, Any]], out: Path, epochs: float = 0.5, negative
             if prefix is not None:
                 logits = base.classifier(base.dropout(prefix.pooled(idx))).squeeze(-1)
             else:
-                enc = tok([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
-                          max_length=MAX_LENGTH, padding=True, return_tensors="pt")
-                logits = model(**enc).logits.squeeze(-1)
+                logits = model(**_encode(tok, (pairs[i] for i in idx))).logits.squeeze(-1)
             labels = torch.tensor([float(pairs[i][2]) for i in idx])
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
             if listwise:
-                bounds, at = [], 0
-                for g in chunk:
-                    bounds.append((at, at + len(g)))
-                    at += len(g)
-                loss = loss + listwise * _listwise(logits, labels, bounds)
+                ends = list(itertools.accumulate(len(g) for g in chunk))
+                loss = loss + listwise * _listwise(logits, labels, list(zip([0, *ends], ends)))
             loss.backward()
             opt.step()
             sched.step()
@@ -332,9 +333,7 @@ class CrossEncoder:
 
         if not items:
             return np.zeros(0)
-        first, second = zip(*(pair(question, s, r) for s, r in items))
-        enc = self.tok(list(first), list(second), truncation=True, max_length=MAX_LENGTH, padding=True,
-                       return_tensors="pt")
+        enc = _encode(self.tok, (pair(question, s, r) for s, r in items))
         with torch.inference_mode():
             return torch.sigmoid(self.model(**enc).logits.squeeze(-1)).numpy().reshape(-1)
 

@@ -142,7 +142,7 @@ class SearchStage(StageBase):
         orig.score = query.original_score
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
-        shown = [c.to_dict() for c in ranked[: s.top]]
+        original, shown = orig.to_dict(), [c.to_dict() for c in ranked[: s.top]]
         if backend is not None:
             listwise = ListwiseVerifier(backend)
             picks = listwise.score_all(inp, orig, ranked)
@@ -159,6 +159,7 @@ class SearchStage(StageBase):
             trace.detail["verifier"] = (f"features + cross-encoder (mean), gap {value:.3f} vs margin {margin:g}; "
                                         f"means: original {means[0]:.3f}, best {means[1]:.3f}")
             # the trace lists the candidates the mean ranked, in its order, with both scores
+            original["mean"] = round(means[0], 4)
             shown = [dict(c.to_dict(), mean=round(m, 4)) for c, m in zip(top, means[1:])][: s.top]
         else:
             margin = s.margin if s.margin is not None else verifier.margin_for(s.scope)
@@ -167,10 +168,7 @@ class SearchStage(StageBase):
                 chosen = ranked[0]
             rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"
             trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
-        trace.detail["original"] = orig.to_dict()
-        if s.rerank == "cross" and backend is None:
-            trace.detail["original"]["mean"] = round(means[0], 4)
-        trace.detail["top"] = shown
+        trace.detail["original"], trace.detail["top"] = original, shown
         if chosen is None:
             trace.note = (f"{len(cands)} distinct candidate(s); best {ranked[0].score:.3f} vs original "
                           f"{orig.score:.3f}: the original is kept")
