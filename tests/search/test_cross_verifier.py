@@ -124,3 +124,31 @@ def test_the_command_builds_trains_compares_and_calibrates(data_dir, tmp_path):
     decision = json.loads((tmp_path / "adapter" / "decision.json").read_text())
     enc = cross.CrossEncoder(tmp_path / "adapter", threads=1)
     assert enc.decision == decision and enc.margin_for("all") == decision["all_margin"]
+    # --evaluate: an adapter trained before, compared and calibrated again on the held-out groups only
+    moved = tmp_path / "elsewhere"
+    (tmp_path / "adapter").rename(moved)
+    (moved / "decision.json").unlink()
+    r = CliRunner().invoke(app, args + ["--evaluate", str(moved), "--weights", "0.5,2"])
+    assert r.exit_code != 0 and "--weights" in r.output
+    r = CliRunner().invoke(app, args + ["--evaluate", str(moved)])
+    assert r.exit_code == 0, r.output
+    assert "margin" in r.output and not (tmp_path / "adapter").exists(), "nothing trained"
+    assert json.loads((moved / "decision.json").read_text()) == decision and decision["weight"] == 0.5
+    assert json.loads((moved / "report.json").read_text())["held_out_files"]
+
+
+def test_the_weight_is_chosen_on_halves_of_the_databases():
+    """cross_validated calibrates on one half, counts on the other: a rule that separates perfectly
+    fixes every reachable wrong original and breaks nothing; one that reverses gets a margin that
+    replaces nothing."""
+    decided = []
+    for _ in range(40):
+        decided.append({"orig": 1, "best": 0, "gap": -0.5, "flagged": True, "s0": 0.9, "reachable": 0, "kind": "gold"})
+        decided.append({"orig": 0, "best": 1, "gap": 0.6, "flagged": True, "s0": 0.2, "reachable": 1, "kind": "rule1"})
+    dbs = [f"db{i // 2}" for i in range(len(decided))]
+    good = cross.cross_validated(decided, dbs, 0.8, 0.001, 1.0, "suspect", 0.4)
+    assert good == {"fixed": 40, "broken": 0, "replaced": 40, "precision": 1.0, "meets": True}
+    reversed_ = [dict(d, gap=-d["gap"]) for d in decided]
+    bad = cross.cross_validated(reversed_, dbs, 0.8, 0.001, 1.0, "suspect", 0.4)
+    assert bad == {"fixed": 0, "broken": 0, "replaced": 0, "precision": None, "meets": True}
+    assert cross.WEIGHTS[0] == 0.5 and cross.WEIGHTS[-1] == 0.9

@@ -180,6 +180,15 @@ def train_cross_verifier(
                                                       "that is not the gold (train-verifier's equiv kind) into "
                                                       "train-equiv / held-out-equiv files: more correct originals "
                                                       "to train on and to calibrate the margins against."),
+    weights: str = typer.Option("0.5", help="Weights of the feature score in the mean with the cross-encoder's "
+                                            "to choose among (comma-separated; the one whose suspect-scope "
+                                            "margins fix the most on one half of the held-out databases when "
+                                            "calibrated on the other). 0.5: the plain mean, as shipped; "
+                                            "0.7, which held-out train chose, did worse on real predictions."),
+    evaluate_adapter: Path = typer.Option(None, "--evaluate", help="Do not train: compare this trained adapter "
+                                                                   "folder on the held-out groups (every held-out "
+                                                                   "file of --data, the equiv ones included) and "
+                                                                   "write its report.json and decision.json there."),
 ) -> None:
     """The cross-encoder verifier (issue 16): build its groups from Spider TRAIN, fine-tune MiniLM
     (LoRA + head, `sqlmend[models]`) on them, and compare it with the feature verifier and with their
@@ -188,13 +197,16 @@ def train_cross_verifier(
     Example: sqlmend train-cross-verifier --data runs/cross --questions 1400 --held-out-questions 700
 
     The shipped adapter: --epochs 2 --negatives 3 --frozen-layers 4, trained on a folder of the groups
-    without the equiv ones; its decision.json was calibrated by cross.evaluate on the held-out groups
-    with the held-out-equiv ones (--equiv --build-only) beside them (docs/benchmarks.md).
+    without the equiv ones; its decision.json was then calibrated on the held-out groups with the
+    held-out-equiv ones (--equiv --build-only) beside them, as --evaluate does (docs/benchmarks.md):
+
+      sqlmend train-cross-verifier --data runs/cross --equiv --evaluate runs/cross/adapter
     """
     from sqlmend.bench import load_dataset
     from sqlmend.search import cross
     from sqlmend.search import train as training
 
+    chosen = _weights(weights)
     k, n = (int(x) for x in shard.split("/"))
     ds = load_dataset("spider-train")
     pool = list(ds.tasks)
@@ -202,6 +214,8 @@ def train_cross_verifier(
     suffix = "" if n == 1 else f"-{k}"
     builds = [(part, count, "") for part, count in (("train", questions), ("held-out", held_out_questions))]
     builds += [(part, count, "-equiv") for part, count, _ in builds] if equiv else []
+    if evaluate_adapter is not None:  # only what the comparison reads is built (or resumed)
+        builds = [b for b in builds if b[0] == "held-out"]
     for part, count, kind in builds:
         target = data / f"{part}{kind}{suffix}.jsonl"
         # questions another shard's file of the same kind already holds are not built again
@@ -220,13 +234,45 @@ def train_cross_verifier(
         return
     train_files = sorted(data.glob("train*.jsonl"))  # with the equiv files, when built
     held_files = sorted(data.glob("held-out*.jsonl"))
+    if evaluate_adapter is not None:
+        _evaluate_adapter(held_files, evaluate_adapter, top, threads, chosen)
+        return
     meta = cross.train(cross.load_groups(train_files), data / "adapter", epochs=epochs, negatives=negatives,
                        threads=threads, frozen=frozen_layers, listwise=listwise, lr=lr, progress=tqdm.write)
-    report = cross.evaluate(cross.load_groups(held_files), cross.CrossEncoder(data / "adapter", threads), top=top)
+    report = cross.evaluate(cross.load_groups(held_files), cross.CrossEncoder(data / "adapter", threads), top=top,
+                            weights=chosen)
     report["training"] = meta
     (data / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     (data / "adapter" / "decision.json").write_text(json.dumps(report["decision"], indent=1) + "\n")
     typer.echo(json.dumps(report, indent=1))
+
+
+def _weights(text: str) -> tuple[float, ...]:
+    """``--weights``: each in [0, 1]."""
+    try:
+        out = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        out = ()
+    if not out or not all(0.0 <= w <= 1.0 for w in out):
+        raise typer.BadParameter(f"expected comma-separated numbers in [0, 1], got {text!r}", param_hint="--weights")
+    return out
+
+
+def _evaluate_adapter(held_files: list[Path], adapter: Path, top: int, threads: int,
+                      weights: tuple[float, ...]) -> None:
+    """``--evaluate``: an adapter trained before, compared and calibrated on these held-out groups."""
+    from sqlmend.search import cross
+
+    if not held_files:
+        raise typer.BadParameter("no held-out groups in --data (build them with --build-only)", param_hint="--data")
+    report = cross.evaluate(cross.load_groups(held_files), cross.CrossEncoder(adapter, threads), top=top,
+                            weights=weights)
+    report["held_out_files"] = [f.name for f in held_files]
+    (adapter / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    (adapter / "decision.json").write_text(json.dumps(report["decision"], indent=1) + "\n")
+    d = report["decision"]["at_margins"]
+    typer.echo(f"{adapter}: " + ", ".join(f"{scope} margin {v['margin']} fixes {v['fixed']} breaks {v['broken']}"
+                                          for scope, v in d.items()))
 
 
 def _group_files(data: Path, part: str, kind: str) -> list[Path]:

@@ -25,6 +25,8 @@ import json
 import math
 import random
 import time
+import warnings
+import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -124,11 +126,22 @@ def _training_items(group: dict[str, Any], negatives: int) -> list[dict[str, Any
 
 def _backbone():
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     from sqlmend.llm.embedder import minilm_dir
 
     folder = minilm_dir()
-    return AutoTokenizer.from_pretrained(folder), AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
+    # the head is new here (trained, then loaded from the adapter): transformers' load report calls it
+    # "MISSING, newly initialized" and draws a progress bar; neither helps a user of the search stage
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        return AutoTokenizer.from_pretrained(folder), AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1)
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def _encode(tok: Any, pairs: Iterable[tuple[str, ...]]) -> Any:
@@ -312,9 +325,17 @@ class CrossEncoder:
             raise ConfigError(f"the cross-encoder needs the models extra (pip install 'sqlmend[models]'): {exc}")
         torch.set_num_threads(threads)
         self.tok, base = _backbone()
-        self.model = PeftModel.from_pretrained(base, str(folder)).eval()
+        with warnings.catch_warnings():  # peft asks transformers a deprecated question (a FutureWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            self.model = PeftModel.from_pretrained(base, str(folder)).eval()
         decision = folder / "decision.json"
         self.decision: dict[str, Any] = json.loads(decision.read_text()) if decision.exists() else {}
+
+    @property
+    def weight(self) -> float:
+        """The feature score's weight in the mean the search stage decides on (0.5 for a decision
+        calibrated before the weight was)."""
+        return float(self.decision.get("weight", 0.5))
 
     def margin_for(self, scope: str) -> float:
         """The calibrated margin of the mean score for ``scope`` (flagged, suspect, all)."""
@@ -338,17 +359,54 @@ class CrossEncoder:
             return torch.sigmoid(self.model(**enc).logits.squeeze(-1)).numpy().reshape(-1)
 
 
+#: Weights of the feature verifier's score in the mean that ``evaluate(weights=WEIGHTS)`` chooses among
+#: (its default is the plain mean, 0.5: the weight held-out train chose, 0.7, did worse on real
+#: predictions; docs/benchmarks.md).
+WEIGHTS = tuple(round(0.5 + 0.05 * i, 2) for i in range(9))  # 0.5 ... 0.9
+
+
+def cross_validated(decided: list[dict[str, Any]], db_ids: list[str], precision: float, max_false_rate: float,
+                    correct_weight: float, scope: str, suspect_below: float) -> dict[str, Any]:
+    """Fixes and breaks when the margin of ``scope`` is calibrated on the databases of one half
+    (a stable hash) and applied to the other, both ways, summed; ``precision`` of those replacements
+    (counted as :func:`train.calibrate` counts them); ``meets``: whether they break at most
+    ``max_false_rate`` of the correct originals. (Precision is not required: a margin calibrated to
+    just reach it on one half falls a little short of it on the other, and a wrong query replaced by
+    another wrong one costs nothing; a correct one broken is what the first law forbids.)"""
+    from sqlmend.search import train as tr
+
+    half = [zlib.crc32(d.encode()) % 2 for d in db_ids]
+    replaced: list[dict[str, Any]] = []
+    for k in (0, 1):
+        fit = [d for d, h in zip(decided, half) if h != k]
+        margin = tr.calibrate(fit, precision, max_false_rate, correct_weight, scope, suspect_below)["margin"]
+        replaced += [d for d, h in zip(decided, half)
+                     if h == k and d["gap"] > margin and tr.searched(d, scope, suspect_below)]
+    fixed = sum(1 for d in replaced if not d["orig"] and d["best"])
+    broken = sum(1 for d in replaced if d["orig"] and not d["best"])
+    weighted = sum(correct_weight if d["orig"] else 1.0 for d in replaced)
+    n_correct = sum(d["orig"] for d in decided)
+    return {"fixed": fixed, "broken": broken, "replaced": len(replaced),
+            "precision": round(fixed / weighted, 4) if replaced else None,
+            "meets": broken <= max_false_rate * n_correct}
+
+
 def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4, suspect_below: float = 0.4,
-             precision: float = 0.8, max_false_rate: float = 0.001) -> dict[str, Any]:
+             precision: float = 0.8, max_false_rate: float = 0.001,
+             weights: tuple[float, ...] = (0.5,)) -> dict[str, Any]:
     """The frontier of the feature verifier, the cross-encoder and their mean on ``groups`` (original +
     ``top`` candidates each), with the AUROC of each as a detector of wrong originals and its selection
     accuracy (the best candidate is right, when one of them is).
 
-    ``decision``: the margins of the mean (the search stage's ``rerank=cross``) calibrated as
-    ``train-verifier`` calibrates the feature verifier's — per scope, the smallest margin whose
+    ``decision``: how the search stage's ``rerank=cross`` combines and decides — the weight ``w`` of the
+    feature score in the mean ``w * features + (1 - w) * cross`` and the margins of that mean, calibrated
+    as ``train-verifier`` calibrates the feature verifier's: per scope, the smallest margin whose
     replacements reach ``precision`` with at most ``max_false_rate`` of the correct originals replaced;
     ``suspect`` searches an unflagged original whose *feature* score is below ``suspect_below``, as the
-    stage does."""
+    stage does. The weight is the one of ``weights`` whose ``suspect`` margins, calibrated on half
+    of the databases, fix the most wrong originals of the other half (both ways) within the false rate
+    there (:func:`cross_validated`; ties: the weight nearer 0.5); the margins are then calibrated on
+    every group."""
     from sqlmend.detect.calibrate import auroc
     from sqlmend.search import train as tr
 
@@ -359,11 +417,22 @@ def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4, 
              for g in groups]
     gbt = [np.asarray([it["gbt"] for it in g["items"][:top + 1]]) for g in groups]
     w = tr.correct_weight(cases)
+    db_ids = [g["db_id"] for g in groups]
     out: dict[str, Any] = {"groups": len(groups), "questions": len({g["qid"] for g in groups}),
                            "databases": len({g["db_id"] for g in groups}), "top": top,
                            "ms_per_original": round(1000 * seconds / max(1, len(groups)), 1)}
-    for name, scores in (("features", gbt), ("cross", ce), ("mean", [(a + b) / 2 for a, b in zip(gbt, ce)])):
-        decided = [dict(d, s0=float(g[0])) for d, g in zip(tr.decisions(cases, scores), gbt)]  # gating: features
+
+    def decided_by(scores: list[np.ndarray]) -> list[dict[str, Any]]:
+        return [dict(d, s0=float(g[0])) for d, g in zip(tr.decisions(cases, scores), gbt)]  # gating: features
+
+    cv = {}
+    for weight in weights:
+        cv[str(weight)] = cross_validated(decided_by([weight * a + (1 - weight) * b for a, b in zip(gbt, ce)]),
+                                          db_ids, precision, max_false_rate, w, "suspect", suspect_below)
+    weight = max(weights, key=lambda x: (cv[str(x)]["meets"], cv[str(x)]["fixed"], -abs(x - 0.5)))
+    mean = [weight * a + (1 - weight) * b for a, b in zip(gbt, ce)]
+    for name, scores in (("features", gbt), ("cross", ce), ("mean", mean)):
+        decided = decided_by(scores)
         reach = [d for d in decided if not d["orig"] and d["reachable"]]
         out[name] = {"auroc_wrong_original": auroc([float(s[0]) for s in scores],  # P(correct), ranked as 1 - P
                                                    [not c["labels"][0] for c in cases]),
@@ -372,15 +441,18 @@ def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4, 
         if name == "mean":
             chosen = {scope: tr.calibrate(decided, precision, max_false_rate, w, scope) for scope in ("flagged", "all")}
             chosen["suspect"] = tr.calibrate(decided, precision, max_false_rate, w, "suspect", suspect_below)
-            out["decision"] = {"rule": "mean of the feature and cross-encoder scores, best of the top "
-                                       f"{top} candidates, gap over the original's",
-                               "top": top, "margin": chosen["flagged"]["margin"],
+            out["decision"] = {"rule": f"{weight:g} x feature score + {1 - weight:g} x cross-encoder score, best of "
+                                       f"the top {top} candidates, gap over the original's",
+                               "weight": weight, "top": top, "margin": chosen["flagged"]["margin"],
                                "all_margin": chosen["all"]["margin"], "suspect_margin": chosen["suspect"]["margin"],
                                "suspect_below": suspect_below, "precision_target": precision,
                                "max_false_rate": max_false_rate,
+                               "weight_choice": {"rule": "suspect scope, margins calibrated on half the databases "
+                                                         "and applied to the other half, both ways",
+                                                 "cross_validated": cv},
                                "at_margins": {k: {f: v[f] for f in ("margin", "fixed", "broken", "replaced",
                                                                       "precision")} for k, v in chosen.items()}}
     return out
 
 
-__all__ = ["ADAPTER", "CrossEncoder", "build_groups", "evaluate", "load_groups", "pair", "questions", "summary", "train"]
+__all__ = ["ADAPTER", "WEIGHTS", "CrossEncoder", "build_groups", "cross_validated", "evaluate", "load_groups", "pair", "questions", "summary", "train"]

@@ -7,7 +7,10 @@ default) one whose verifier score is below the calibrated threshold
 (:mod:`sqlmend.search.engine`), scores the original and every candidate with
 the verifier, and proposes the best candidate only when its score beats the
 original's by the margin calibrated for the scope; the guard then decides as
-for every rewrite. With a ``verifier`` model endpoint
+for every rewrite. An original the engine refuses to run (an error, not a
+timeout) cannot be right, and every candidate runs, so there the best candidate
+replaces it without the margin (``failed_original="replace"``): no correct
+query can be lost that way. With a ``verifier`` model endpoint
 the feature verifier's top candidates go to one listwise call instead.
 The trace keeps the top candidates with their edits, scores and row counts.
 """
@@ -44,9 +47,13 @@ class SearchOptions(StageSettings):
                                                    "(default: the margin calibrated on Spider train)")
     top: int = Field(5, ge=1, description="candidates kept in the trace")
     weights: str | None = Field(None, description="verifier weights file (default: the shipped one)")
+    failed_original: Literal["replace", "margin"] = Field(
+        "replace", description="an original the engine refuses to run (its error, not a timeout) is wrong "
+                               "whatever replaces it, and every candidate runs: replace takes the best "
+                               "candidate without the margin; margin decides as for any other query")
     rerank: Literal["none", "cross"] = Field(
         "none", description="cross: the MiniLM cross-encoder (models extra) also scores the original and the "
-                            "feature verifier's top candidates; the mean of the two scores decides, with its "
+                            "feature verifier's top candidates; a weighted mean of the two scores decides, with its "
                             "own calibrated margins")
     rerank_top: int = Field(4, ge=1, description="rerank=cross: candidates it scores")
     cross_adapter: str | None = Field(None, description="rerank=cross: adapter folder (default: the shipped one)")
@@ -84,13 +91,15 @@ class SearchStage(StageBase):
         return self._cross
 
     def _rerank(self, inp: SearchInput, orig: Executed, ranked: list[Executed]) -> tuple[list[Executed], list[float]]:
-        """The top candidates, best first by the mean of the feature and cross-encoder scores, and the
+        """The top candidates, best first by the weighted mean of the feature and cross-encoder scores
+        (the weight calibrated with the adapter's margins; 0.5 when its decision has none), and the
         means (the original's first)."""
         from sqlmend.search.cross import summary
 
         top = ranked[: self.settings.rerank_top]
         ce = self.cross.scores(inp.question, [(q.sql, summary(q.result)) for q in [orig, *top]])
-        means = [(f + c) / 2 for f, c in zip([orig.score, *(q.score for q in top)], ce.tolist())]
+        w = self.cross.weight
+        means = [w * f + (1 - w) * c for f, c in zip([orig.score, *(q.score for q in top)], ce.tolist())]
         order = sorted(range(len(top)), key=lambda i: -means[i + 1])
         return [top[i] for i in order], [means[0]] + [means[i + 1] for i in order]
 
@@ -142,6 +151,9 @@ class SearchStage(StageBase):
         orig.score = query.original_score
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
+        # an engine error is never a right answer (a timeout might be: a slow right query)
+        failed = bool(orig.error) and orig.result is None and not orig.error.startswith("timeout:")
+        no_margin = failed and s.failed_original == "replace"
         original, shown = orig.to_dict(), [c.to_dict() for c in ranked[: s.top]]
         if backend is not None:
             listwise = ListwiseVerifier(backend)
@@ -154,9 +166,11 @@ class SearchStage(StageBase):
             top, means = self._rerank(inp, orig, ranked)
             margin = s.margin if s.margin is not None else self.cross.margin_for(s.scope)
             value = means[1] - means[0]
-            if value > margin:
+            if value > margin or no_margin:
                 chosen = top[0]
-            trace.detail["verifier"] = (f"features + cross-encoder (mean), gap {value:.3f} vs margin {margin:g}; "
+            w = self.cross.weight
+            trace.detail["verifier"] = (f"{w:g} x features + {1 - w:g} x cross-encoder (mean), gap {value:.3f} "
+                                        f"vs margin {margin:g}; "
                                         f"means: original {means[0]:.3f}, best {means[1]:.3f}")
             # the trace lists the candidates the mean ranked, in its order, with both scores
             original["mean"] = round(means[0], 4)
@@ -164,10 +178,13 @@ class SearchStage(StageBase):
         else:
             margin = s.margin if s.margin is not None else verifier.margin_for(s.scope)
             value = verifier.replace_value(query, ranked, flagged)
-            if value > margin:
+            if value > margin or no_margin:
                 chosen = ranked[0]
             rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"
             trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
+        if no_margin and backend is None:
+            trace.detail["verifier"] += ("; the original fails to run, so the best candidate replaces it "
+                                         "whatever the margin (failed_original=replace)")
         trace.detail["original"], trace.detail["top"] = original, shown
         if chosen is None:
             trace.note = (f"{len(cands)} distinct candidate(s); best {ranked[0].score:.3f} vs original "
