@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from sqlmend import llm
@@ -52,10 +53,14 @@ def test_beam_and_budget_bound_the_search(car_1):
 
 def test_the_shipped_verifier_loads_and_scores(car_1):
     spec = load_weights()
-    assert WEIGHTS.exists() and spec["model"]["features"] == FEATURE_NAMES
+    trained = spec["model"]["features"]
+    # generators added since training add only their (unseen) indicators
+    assert WEIGHTS.exists() and set(trained) <= set(FEATURE_NAMES)
+    assert all(n.startswith("e_gen_") for n in set(FEATURE_NAMES) - set(trained))
     assert "command" in spec["training"] and spec["training"]["dataset"] == "spider-train"
     assert 0.0 <= spec["decision"]["margin"] < 1.0
     v = FeatureVerifier()
+    assert v.unseen_generators == sorted(n.removeprefix("e_gen_") for n in set(FEATURE_NAMES) - set(trained))
     inp = SearchInput(Q111, car_1.schema(), car_1.value_index())
     orig = execute_original(car_1, WRONG_111, 5, 2000)
     found = search(car_1, orig, inp, settings=SearchSettings(budget=5.0))
@@ -190,3 +195,17 @@ def test_an_original_that_fails_to_run_is_replaced_by_the_best_candidate_without
     assert result_key(car_1.execute(replaced.verdict.sql)) == result_key(car_1.execute(gold))
     kept = run(failed_original="margin")
     assert kept.candidate is None and "the original is kept" in kept.note
+
+
+def test_trees_read_their_features_by_name_and_refuse_rows_without_one_they_split_on():
+    from sqlmend.search.verifier import TreeEnsemble
+
+    spec = {"baseline": 0.0, "features": ["a", "b"],
+            "trees": [{"feature": [1, 0, 0], "threshold": [0.5, 0, 0], "left": [1, 0, 0], "right": [2, 0, 0],
+                       "missing_left": [0, 0, 0], "is_leaf": [0, 1, 1], "value": [0, -1.0, 1.0]}]}
+    rows = np.asarray([[0.0, 9.0, 1.0], [0.0, 9.0, 0.0]])  # columns c, a, b: b splits
+    moved = TreeEnsemble(spec, names=["c", "a", "b"])
+    assert moved.raw(rows).tolist() == [1.0, -1.0]
+    assert TreeEnsemble(spec).raw(rows[:, [1, 2]]).tolist() == [1.0, -1.0]
+    with pytest.raises(ValueError, match="lack"):
+        TreeEnsemble(spec, names=["a", "c"])

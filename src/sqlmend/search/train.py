@@ -291,8 +291,13 @@ def build(tasks: Iterable[Task], db_path: Callable[[str], str], out: Path, per_q
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    """The cases of a training file (those whose features match :data:`FEATURE_NAMES` in length)."""
-    out = []
+    """The cases of a training file (those whose features match :data:`FEATURE_NAMES` in length).
+
+    Raises:
+        ConfigError: every case has another number of features (built before the generator
+            catalogue or the features changed: build the cases again).
+    """
+    out, other = [], set()
     for line in path.read_text().splitlines():
         try:
             case = json.loads(line)
@@ -300,6 +305,13 @@ def load(path: Path) -> list[dict[str, Any]]:
             continue
         if case["X"] and len(case["X"][0]) == len(FEATURE_NAMES):
             out.append(case)
+        elif case["X"]:
+            other.add(len(case["X"][0]))
+    if other and not out:
+        from sqlmend.errors import ConfigError
+
+        raise ConfigError(f"{path}: its cases have {sorted(other)} features, these generators make "
+                          f"{len(FEATURE_NAMES)}; build the cases again (train-verifier --build-only)")
     return out
 
 

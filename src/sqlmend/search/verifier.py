@@ -51,10 +51,21 @@ class Verifier(Protocol):
 class TreeEnsemble:
     """Gradient-boosted binary trees stored as arrays (sklearn's HistGradientBoosting, exported)."""
 
-    def __init__(self, spec: dict[str, Any]):
+    def __init__(self, spec: dict[str, Any], names: list[str] | None = None):
+        """``names``: the columns of the rows it will score, when they are not ``spec["features"]``
+        in that order (every feature the trees split on must be among them)."""
         self.baseline = float(spec["baseline"])
         self.features = list(spec["features"])
         self.trees = [{k: np.asarray(v) for k, v in t.items()} for t in spec["trees"]]
+        if names is not None and names != self.features:
+            where = {n: i for i, n in enumerate(names)}
+            lost = sorted({self.features[f] for t in self.trees for f, leaf in zip(t["feature"], t["is_leaf"])
+                           if not leaf and self.features[f] not in where})
+            if lost:
+                raise ValueError(f"the trees split on features the rows lack: {lost[:5]}")
+            for t in self.trees:
+                t["feature"] = np.asarray([where.get(self.features[f], 0) for f in t["feature"]], dtype=np.int64)
+            self.features = list(names)
 
     def raw(self, X: np.ndarray) -> np.ndarray:
         """The summed log-odds of each row of ``X`` (columns in ``self.features`` order)."""
@@ -94,11 +105,15 @@ class FeatureVerifier:
     def __init__(self, path: str | Path | None = None):
         spec = load_weights(str(path) if path else None)
         self.spec = spec
-        self.model = TreeEnsemble(spec["model"])
-        if self.model.features != FEATURE_NAMES:
-            missing = sorted(set(self.model.features) ^ set(FEATURE_NAMES))
-            raise ConfigError(f"verifier weights were trained on other features ({missing[:5]}...); "
+        trained = list(spec["model"]["features"])
+        # a generator added to the catalogue after training adds only its indicator (e_gen_NAME), which
+        # the trees never saw: they score its candidates without it (retrain to learn it)
+        other = sorted(set(trained) ^ set(FEATURE_NAMES))
+        if any(not (n in FEATURE_NAMES and n not in trained and n.startswith("e_gen_")) for n in other):
+            raise ConfigError(f"verifier weights were trained on other features ({other[:5]}...); "
                               "run `sqlmend train-verifier`")
+        self.model = TreeEnsemble(spec["model"], names=FEATURE_NAMES)
+        self.unseen_generators = [n.removeprefix("e_gen_") for n in other]
         self.decider = TreeEnsemble(spec["decider"]) if "decider" in spec else None
         if self.decider is not None:
             if self.decider.features != DECIDER_NAMES:
