@@ -1,5 +1,6 @@
-"""join_path: join a foreign-key neighbour, drop a joined table nothing reads, or re-key a join along the
-schema's foreign key."""
+"""join_path: join a foreign-key neighbour (or, for a column no table read holds, the two tables of a
+path to the table two foreign keys away that holds it), drop a joined table nothing reads, or re-key a
+join along the schema's foreign key."""
 
 from __future__ import annotations
 
@@ -51,6 +52,52 @@ def _neighbours(sel, inp):
     return [option for *_, option in sorted(ranked)]
 
 
+def _unresolved(sel, schema) -> set[str]:
+    """Column names (lower case) of the SELECT that no table it reads holds, or that name a table it
+    does not read (the engine refuses both)."""
+    scope = scope_tables(sel)
+    held = {c.name.lower() for t in scope.values() if (tab := schema.table(t)) is not None for c in tab.columns}
+    out = set()
+    for col in sel.find_all(ast.Column):
+        if col.parent_select is not sel:
+            continue
+        if (col.table and col.table.lower() not in scope) or (not col.table and col.name.lower() not in held):
+            out.add(col.name.lower())
+    return out
+
+
+#: Two-table paths joined per SELECT at most, for a column two foreign keys away.
+_BRIDGES = 2
+
+
+def _bridges(sel, inp):
+    """Options joining a neighbour and, through it, a table two foreign keys away that holds a column
+    the SELECT reads but no table of it has (the tables the question names first)."""
+    missing = _unresolved(sel, inp.schema)
+    if not missing:
+        return []
+    read = {t.lower() for t in scope_tables(sel).values()}
+    pairs = list(_fk_pairs(inp.schema))
+    ranked = []
+    for a, ca, m, cm in pairs:
+        if a.lower() not in read or m.lower() in read or inp.schema.table(m) is None:
+            continue
+        for m2, cm2, b, cb in pairs:
+            tab = inp.schema.table(b)
+            if m2.lower() != m.lower() or b.lower() in read or b.lower() == m.lower() or tab is None:
+                continue
+            if not missing & {c.name.lower() for c in tab.columns}:
+                continue
+            named = max([inp.link_scores.get(b.lower(), 0.0)] + [inp.column_score(tab.name, c.name) for c in tab.columns])
+            for t in sel.find_all(ast.Table):
+                if t.parent_select is sel and t.name.lower() == a.lower():
+                    mid = inp.schema.table(m).name
+                    first, second = _on(t.alias or t.name, ca, mid, cm), _on(mid, cm2, tab.name, cb)
+                    ranked.append((-named, len(ranked), (("bridge", (mid, first), (tab.name, second)),
+                                                         f"join {mid} ON {first.sql()} JOIN {tab.name} ON {second.sql()}")))
+    return [option for *_, option in sorted(ranked)][:_BRIDGES]
+
+
 def _reads(sel, key: str, skip) -> bool:
     for name, node in sel.args.items():
         if name in ("joins", "from", "from_") or node is None:  # sqlglot names FROM "from_" (older: "from")
@@ -68,7 +115,7 @@ def _reads(sel, key: str, skip) -> bool:
 def _options_for(inp):
     def options(join):
         if isinstance(join, ast.Select):
-            return _neighbours(join, inp)[:_NEIGHBOURS]
+            return _neighbours(join, inp)[:_NEIGHBOURS] + _bridges(join, inp)
         sel = join.parent_select
         if sel is None:
             return []
@@ -110,6 +157,10 @@ def _apply_for(inp):
     def apply(node, option):
         if option[0] == "add":
             _add(node, option[1], option[2], inp.schema)
+            return True
+        if option[0] == "bridge":
+            for table, on in option[1:]:
+                _add(node, table, on, inp.schema)
             return True
         return _apply(node, option)
 
