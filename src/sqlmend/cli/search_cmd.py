@@ -191,7 +191,7 @@ def train_cross_verifier(
                                                                    "write its report.json and decision.json there."),
 ) -> None:
     """The cross-encoder verifier (issue 16): build its groups from Spider TRAIN, fine-tune MiniLM
-    (LoRA + head, `sqlmend[models]`) on them, and compare it with the feature verifier and with their
+    (LoRA + head; the models extra) on them, and compare it with the feature verifier and with their
     mean on the held-out databases (fixes at 0/1/2 broken correct originals, selection accuracy, AUROC).
 
     Example: sqlmend train-cross-verifier --data runs/cross --questions 1400 --held-out-questions 700
