@@ -21,3 +21,17 @@ def test_bench_search_reports_recall_selection_and_the_paired_report(data_dir):
     paired = r["paired"]["all"]
     assert paired["n"] == 12 and len(paired["fixed"]) + len(paired["regressed"]) <= r["accepted"]
     assert "gpt-4_zero-shot" in markdown(report)
+
+
+def test_bench_search_counts_the_predictions_the_engine_refuses(data_dir):
+    """GPT-4 zero-shot's q90 and q122 fail to run ("ambiguous column name"); q111 runs. The search
+    reaches and fixes q90 (one table qualifies the column); q122 also needs its join re-keyed."""
+    from dataclasses import replace
+
+    full = load_dataset("spider-dev", data_root=data_dir)
+    ds = replace(full, tasks=[t for t in full.tasks if t.question_id in {"90", "111", "122"}])
+    pred = data_dir / "predictions" / "spider-dev" / "gpt-4_zero-shot.sql"
+    stage = SearchStage.from_config({"budget": 2.0}, RunSettings(timeout=10))
+    r = bench_search(ds, [pred], stage, full=full)["files"]["gpt-4_zero-shot"]
+    assert r["failing"] == 2 and r["failing_reached"] >= 1 and r["failing_fixed"] >= 1
+    assert "90" in r["paired"]["all"]["fixed"] and not r["paired"]["all"]["regressed"]

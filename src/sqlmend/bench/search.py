@@ -11,6 +11,8 @@ file it reports
   many have one as the verifier's top choice;
 * the paired report static → static+search (fixed / regressed / ΔEX, all and
   gold-clean), and how many rewrites the decision proposed and the guard took;
+* the predictions the engine refuses after static (an error, not a timeout): how
+  many, how many the search reached with the gold's rows, how many it fixed;
 * ms per searched query (median / p95) and model calls.
 """
 
@@ -64,6 +66,8 @@ def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], sta
         else:
             ctx.findings.extend(st.findings)
         after_static[task.question_id] = ctx.sql
+        _, error = ctx.execute()  # the engine refuses it (a timeout may be a slow right answer)
+        failing = error is not None and not error.startswith("timeout:")
         start = time.perf_counter()
         trace, found = stage.examine(ctx)
         seconds = time.perf_counter() - start
@@ -73,7 +77,8 @@ def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], sta
             after_search[task.question_id] = ctx.sql
         fact = {"searched": trace.status == "ran", "seconds": seconds, "calls": trace.calls,
                 "proposed": trace.candidate is not None,
-                "accepted": bool(trace.verdict and trace.verdict.accepted), "reach": False, "top_hit": False}
+                "accepted": bool(trace.verdict and trace.verdict.accepted), "reach": False, "top_hit": False,
+                "failing": failing}
         if found is not None and found.candidates:
             try:
                 gold_key = result_key(db.execute(task.gold, timeout=30, max_rows=stage.settings.max_rows))
@@ -119,6 +124,8 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
     wrong_searched = [q for q in wrong if facts[q]["searched"]]
     reach = [q for q in wrong_searched if facts[q]["reach"]]
     secs = [facts[q]["seconds"] for q in searched]
+    failing = [q for q in facts if facts[q].get("failing")]
+    fixed = set(paired.to_dict()["all"]["fixed"])
     return {
         "questions": len(facts), "searched": len(searched), "wrong_after_static": len(wrong),
         "wrong_searched": len(wrong_searched), "reachable": len(reach),
@@ -128,6 +135,8 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
         "proposed": sum(f["proposed"] for f in facts.values()),
         "accepted": sum(f["accepted"] for f in facts.values()),
         "model_calls": sum(f["calls"] for f in facts.values()),
+        "failing": len(failing), "failing_reached": sum(facts[q]["reach"] for q in failing),
+        "failing_fixed": sum(q in fixed for q in failing),
         "latency_searched": latency(secs),
         "latency_all": latency([f["seconds"] for f in facts.values()]),
         "paired": paired.to_dict(),
@@ -138,8 +147,8 @@ def markdown(report: dict[str, Any]) -> str:
     """One table row per file."""
     lines = ["| file | searched | wrong searched | recall % (searched / all wrong) | selection % | "
              "proposed / accepted | all: fixed / regressed / ΔEX pp | gold-clean: fixed / regressed / ΔEX pp | "
-             "ms median / p95 (searched) | model calls |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+             "failing after static: n / reached / fixed | ms median / p95 (searched) | model calls |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |"]
     for name, r in report["files"].items():
         a, c = r["paired"]["all"], r["paired"]["without_suspects"]
         lat = r["latency_searched"]
@@ -148,5 +157,6 @@ def markdown(report: dict[str, Any]) -> str:
             f"{100 * r['candidate_recall_all']:.1f} | {100 * r['selection_accuracy']:.1f} | "
             f"{r['proposed']} / {r['accepted']} | {len(a['fixed'])} / {len(a['regressed'])} / "
             f"{a['delta_ex']:+.2f} | {len(c['fixed'])} / {len(c['regressed'])} / {c['delta_ex']:+.2f} | "
+            f"{r.get('failing', 0)} / {r.get('failing_reached', 0)} / {r.get('failing_fixed', 0)} | "
             f"{lat['median_ms']:.0f} / {lat['p95_ms']:.0f} | {r['model_calls']} |")
     return "\n".join(lines)
