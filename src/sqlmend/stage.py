@@ -142,6 +142,12 @@ def exec_error_text(exc: DatabaseError) -> str:
     return getattr(exc, "engine_message", None) or str(exc)
 
 
+def refused_by_engine(error: str | None) -> bool:
+    """Whether an execution failure (:func:`exec_error_text`'s wording) makes the query wrong for
+    certain: an engine error or a refusal, not a timeout (a slow query may be right)."""
+    return bool(error) and not error.startswith("timeout: ")
+
+
 @dataclass
 class StageContext:
     """What a pipeline stage receives.

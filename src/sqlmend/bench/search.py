@@ -34,7 +34,7 @@ from sqlmend.bench.suspects import gold_suspects
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key
 from sqlmend.search.stage import SearchStage
-from sqlmend.stage import RunSettings, StageContext
+from sqlmend.stage import RunSettings, StageContext, refused_by_engine
 from sqlmend.types import Task
 
 
@@ -66,8 +66,7 @@ def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], sta
         else:
             ctx.findings.extend(st.findings)
         after_static[task.question_id] = ctx.sql
-        _, error = ctx.execute()  # the engine refuses it (a timeout may be a slow right answer)
-        failing = error is not None and not error.startswith("timeout:")
+        failing = refused_by_engine(ctx.execute()[1])
         start = time.perf_counter()
         trace, found = stage.examine(ctx)
         seconds = time.perf_counter() - start

@@ -25,7 +25,7 @@ from pydantic import Field
 from sqlmend.search.engine import Executed, SearchResult, SearchSettings
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
-from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
+from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings, refused_by_engine
 from sqlmend.types import StageTrace
 
 
@@ -151,8 +151,7 @@ class SearchStage(StageBase):
         orig.score = query.original_score
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
-        # an engine error is never a right answer (a timeout might be: a slow right query)
-        failed = bool(orig.error) and orig.result is None and not orig.error.startswith("timeout:")
+        failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
         no_margin = failed and s.failed_original == "replace"
         original, shown = orig.to_dict(), [c.to_dict() for c in ranked[: s.top]]
         if backend is not None:
