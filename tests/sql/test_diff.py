@@ -51,3 +51,14 @@ def test_real_prediction_edits_touch_what_differs(data_dir, spider_dir, spider_d
             nonempty += 1
             assert edits, (pred, item["query"])
     assert nonempty > 10
+
+
+def test_kept_share_counts_the_original_tokens_a_candidate_keeps():
+    from sqlmend.sql import kept_share
+
+    failing = "SELECT model FROM cars_data ORDER BY horsepower LIMIT 1"
+    joined = "SELECT model FROM cars_data JOIN car_names ON cars_data.Id = car_names.MakeId ORDER BY horsepower LIMIT 1"
+    assert kept_share(failing, joined) == 1.0  # only adds
+    assert kept_share(failing, "SELECT Id FROM cars_data ORDER BY horsepower LIMIT 1") == 7 / 8
+    assert kept_share(failing, "select MODEL from CARS_DATA order by HORSEPOWER limit 1") == 1.0  # case folded
+    assert kept_share("SELECT a, a FROM t", "SELECT a FROM t") == 4 / 6  # with multiplicity (the comma too)

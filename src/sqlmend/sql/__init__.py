@@ -14,7 +14,7 @@ import logging
 
 from sqlmend.sql import ast, fixes
 from sqlmend.sql.clauses import conjuncts, from_tables
-from sqlmend.sql.diff import diff
+from sqlmend.sql.diff import diff, kept_share
 from sqlmend.sql.features import Features, features
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
@@ -26,5 +26,5 @@ from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_on
 # 'Command'"); sqlmend reports what it cannot read as errors and findings, so they stay quiet.
 logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
 
-__all__ = ["Features", "Resolver", "ast", "fixes", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "from_tables", "features", "is_read_only", "normalize", "parse",
+__all__ = ["Features", "Resolver", "ast", "fixes", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "kept_share", "from_tables", "features", "is_read_only", "normalize", "parse",
            "render", "transpile"]

@@ -157,3 +157,21 @@ def _edit(kind, clause, old, new, path, tables, dialect) -> Edit:
                 refs.append(ref)
     return Edit(kind=kind, clause=clause, before=_sql(old, dialect) if old is not None else None,
                 after=_sql(new, dialect) if new is not None else None, schema_refs=refs, path=path)
+
+
+def kept_share(original: str, candidate: str, dialect: str = "sqlite") -> float:
+    """The share of ``original``'s tokens (sqlglot's tokenizer, case folded, counted with their
+    multiplicity) that ``candidate`` keeps: 1.0 when the candidate only adds to it. A repair that
+    keeps more of a query is the smaller change (the search's choice for a query the engine refuses)."""
+    from collections import Counter
+
+    from sqlglot.dialects.dialect import Dialect
+
+    def tokens(text: str) -> Counter:
+        try:
+            return Counter(t.text.lower() for t in Dialect.get_or_raise(dialect).tokenize(text))
+        except Exception:  # an untokenizable text keeps nothing of anything
+            return Counter()
+
+    before = tokens(original)
+    return sum((before & tokens(candidate)).values()) / max(1, sum(before.values()))
