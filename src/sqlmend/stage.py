@@ -128,6 +128,8 @@ class StageBase:
 
 #: How a text refused by the read-only layer (not one read-only query) reads as an execution error.
 REFUSED_PREFIX = "refused: "
+#: How :func:`exec_error_text` words a timeout.
+TIMEOUT_PREFIX = "timeout: "
 
 
 def exec_error_text(exc: DatabaseError) -> str:
@@ -136,7 +138,7 @@ def exec_error_text(exc: DatabaseError) -> str:
     A refusal of the read-only layer starts with :data:`REFUSED_PREFIX` (rule EX03 reports it).
     """
     if isinstance(exc, QueryTimeout):
-        return f"timeout: {exc}"
+        return f"{TIMEOUT_PREFIX}{exc}"
     if isinstance(exc, ReadOnlyViolation):
         return f"{REFUSED_PREFIX}{exc or 'not one read-only query'}"
     return getattr(exc, "engine_message", None) or str(exc)
@@ -145,7 +147,7 @@ def exec_error_text(exc: DatabaseError) -> str:
 def refused_by_engine(error: str | None) -> bool:
     """Whether an execution failure (:func:`exec_error_text`'s wording) makes the query wrong for
     certain: an engine error or a refusal, not a timeout (a slow query may be right)."""
-    return bool(error) and not error.startswith("timeout: ")
+    return bool(error) and not error.startswith(TIMEOUT_PREFIX)
 
 
 @dataclass

@@ -124,7 +124,8 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
     reach = [q for q in wrong_searched if facts[q]["reach"]]
     secs = [facts[q]["seconds"] for q in searched]
     failing = [q for q in facts if facts[q].get("failing")]
-    fixed = set(paired.to_dict()["all"]["fixed"])
+    pair = paired.to_dict()
+    fixed = set(pair["all"]["fixed"])
     return {
         "questions": len(facts), "searched": len(searched), "wrong_after_static": len(wrong),
         "wrong_searched": len(wrong_searched), "reachable": len(reach),
@@ -138,7 +139,7 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
         "failing_fixed": sum(q in fixed for q in failing),
         "latency_searched": latency(secs),
         "latency_all": latency([f["seconds"] for f in facts.values()]),
-        "paired": paired.to_dict(),
+        "paired": pair,
     }
 
 

@@ -239,11 +239,9 @@ def train_cross_verifier(
         return
     meta = cross.train(cross.load_groups(train_files), data / "adapter", epochs=epochs, negatives=negatives,
                        threads=threads, frozen=frozen_layers, listwise=listwise, lr=lr, progress=tqdm.write)
-    report = cross.evaluate(cross.load_groups(held_files), cross.CrossEncoder(data / "adapter", threads), top=top,
-                            weights=chosen)
+    report = _calibrate(held_files, data / "adapter", top, threads, chosen)
     report["training"] = meta
     (data / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    (data / "adapter" / "decision.json").write_text(json.dumps(report["decision"], indent=1) + "\n")
     typer.echo(json.dumps(report, indent=1))
 
 
@@ -258,18 +256,26 @@ def _weights(text: str) -> tuple[float, ...]:
     return out
 
 
+def _calibrate(held_files: list[Path], adapter: Path, top: int, threads: int,
+               weights: tuple[float, ...]) -> dict:
+    """The adapter compared on the held-out groups (:func:`cross.evaluate`); its calibrated decision is
+    written beside it as ``decision.json``. Returns the report."""
+    from sqlmend.search import cross
+
+    report = cross.evaluate(cross.load_groups(held_files), cross.CrossEncoder(adapter, threads), top=top,
+                            weights=weights)
+    (adapter / "decision.json").write_text(json.dumps(report["decision"], indent=1) + "\n")
+    return report
+
+
 def _evaluate_adapter(held_files: list[Path], adapter: Path, top: int, threads: int,
                       weights: tuple[float, ...]) -> None:
     """``--evaluate``: an adapter trained before, compared and calibrated on these held-out groups."""
-    from sqlmend.search import cross
-
     if not held_files:
         raise typer.BadParameter("no held-out groups in --data (build them with --build-only)", param_hint="--data")
-    report = cross.evaluate(cross.load_groups(held_files), cross.CrossEncoder(adapter, threads), top=top,
-                            weights=weights)
+    report = _calibrate(held_files, adapter, top, threads, weights)
     report["held_out_files"] = [f.name for f in held_files]
     (adapter / "report.json").write_text(json.dumps(report, indent=1) + "\n")
-    (adapter / "decision.json").write_text(json.dumps(report["decision"], indent=1) + "\n")
     d = report["decision"]["at_margins"]
     typer.echo(f"{adapter}: " + ", ".join(f"{scope} margin {v['margin']} fixes {v['fixed']} breaks {v['broken']}"
                                           for scope, v in d.items()))

@@ -376,19 +376,15 @@ def cross_validated(decided: list[dict[str, Any]], db_ids: list[str], precision:
     from sqlmend.search import train as tr
 
     half = [zlib.crc32(d.encode()) % 2 for d in db_ids]
-    replaced: list[dict[str, Any]] = []
+    shifted: list[dict[str, Any]] = []  # each gap less its half's margin: one outcome at margin 0 counts both
     for k in (0, 1):
         fit = [d for d, h in zip(decided, half) if h != k]
         margin = tr.calibrate(fit, precision, max_false_rate, correct_weight, scope, suspect_below)["margin"]
-        replaced += [d for d, h in zip(decided, half)
-                     if h == k and d["gap"] > margin and tr.searched(d, scope, suspect_below)]
-    fixed = sum(1 for d in replaced if not d["orig"] and d["best"])
-    broken = sum(1 for d in replaced if d["orig"] and not d["best"])
-    weighted = sum(correct_weight if d["orig"] else 1.0 for d in replaced)
-    n_correct = sum(d["orig"] for d in decided)
-    return {"fixed": fixed, "broken": broken, "replaced": len(replaced),
-            "precision": round(fixed / weighted, 4) if replaced else None,
-            "meets": broken <= max_false_rate * n_correct}
+        shifted += [dict(d, gap=d["gap"] - margin) for d, h in zip(decided, half) if h == k]
+    o = tr.outcome(shifted, 0.0, correct_weight, scope, suspect_below)
+    return {"fixed": o["fixed"], "broken": o["broken"], "replaced": o["replaced"],
+            "precision": None if o["precision"] is None else round(o["precision"], 4),
+            "meets": o["false_rate"] <= max_false_rate}
 
 
 def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4, suspect_below: float = 0.4,

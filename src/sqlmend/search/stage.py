@@ -24,9 +24,9 @@ from typing import Literal
 from pydantic import Field
 
 from sqlmend.search.engine import Executed, SearchResult, SearchSettings
-from sqlmend.sql import kept_share
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
+from sqlmend.sql import kept_share
 from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings, refused_by_engine
 from sqlmend.types import StageTrace
 

@@ -18,9 +18,12 @@ Unmatched items facing each other become ``replace``; the rest ``insert`` or
 
 from __future__ import annotations
 
+from collections import Counter
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.schema import SchemaLike
@@ -159,19 +162,19 @@ def _edit(kind, clause, old, new, path, tables, dialect) -> Edit:
                 after=_sql(new, dialect) if new is not None else None, schema_refs=refs, path=path)
 
 
+@lru_cache(maxsize=256)
+def _tokens(text: str, dialect: str) -> Counter:
+    """sqlglot's tokens of ``text``, case folded, counted (none when it cannot tokenize it); cached, so
+    shared: read it, do not change it."""
+    try:
+        return Counter(t.text.lower() for t in Dialect.get_or_raise(dialect).tokenize(text))
+    except Exception:  # an untokenizable text keeps nothing of anything
+        return Counter()
+
+
 def kept_share(original: str, candidate: str, dialect: str = "sqlite") -> float:
     """The share of ``original``'s tokens (sqlglot's tokenizer, case folded, counted with their
     multiplicity) that ``candidate`` keeps: 1.0 when the candidate only adds to it. A repair that
     keeps more of a query is the smaller change (the search's choice for a query the engine refuses)."""
-    from collections import Counter
-
-    from sqlglot.dialects.dialect import Dialect
-
-    def tokens(text: str) -> Counter:
-        try:
-            return Counter(t.text.lower() for t in Dialect.get_or_raise(dialect).tokenize(text))
-        except Exception:  # an untokenizable text keeps nothing of anything
-            return Counter()
-
-    before = tokens(original)
-    return sum((before & tokens(candidate)).values()) / max(1, sum(before.values()))
+    before = _tokens(original, dialect)
+    return sum((before & _tokens(candidate, dialect)).values()) / max(1, sum(before.values()))

@@ -21,12 +21,17 @@ def selects(tree: Tree) -> list[ast.Select]:
     return list(tree.find_all(ast.Select))
 
 
+def holders(name: str, sel: ast.Select, schema: Schema) -> list[tuple[str, str]]:
+    """``(alias (lower), table)`` of each table ``sel`` reads directly that has a column ``name``."""
+    return [(alias, t) for alias, t in scope_tables(sel).items()
+            if (tab := schema.table(t)) and tab.column(name)]
+
+
 def table_of(col: ast.Column, sel: ast.Select, schema: Schema) -> str | None:
     """The schema table a column of ``sel`` belongs to, when it can be told."""
-    scope = scope_tables(sel)
     if col.table:
-        return scope.get(col.table.lower())
-    owners = [t for t in scope.values() if (tab := schema.table(t)) and tab.column(col.name)]
+        return scope_tables(sel).get(col.table.lower())
+    owners = [t for _, t in holders(col.name, sel, schema)]
     return owners[0] if len(set(owners)) == 1 else None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlmend.search.generators.base import Generator, each_edit, qualifier
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import scope_tables
-from sqlmend.synth.nodes import selects
+from sqlmend.synth.nodes import holders, selects
 
 
 def _uses(sel: ast.Select, name: str) -> list[ast.Column]:
@@ -23,15 +23,13 @@ def _ambiguous(schema):
     def locate(tree):
         out = []
         for sel in selects(tree):
-            scope = scope_tables(sel)
-            if len(scope) < 2:
+            if len(scope_tables(sel)) < 2:
                 continue
             for name in sorted({c.name.lower() for c in sel.find_all(ast.Column)
                                 if not c.table and c.parent_select is sel}):
-                holders = [(alias, table) for alias, table in scope.items()
-                           if (tab := schema.table(table)) is not None and tab.column(name) is not None]
-                if len(holders) > 1:
-                    out.append((sel, name, holders))
+                held = holders(name, sel, schema)
+                if len(held) > 1:
+                    out.append((sel, name, held))
         return out
 
     return locate
