@@ -44,6 +44,21 @@ def test_search_reaches_the_gold_rows_of_a_real_wrong_prediction(car_1):
     assert found.executed <= 200
 
 
+def test_a_failing_original_two_edits_away_is_reached_through_its_failing_first_edit(car_1):
+    # two ambiguous columns: qualifying one leaves the query failing on the other
+    sql = ("SELECT Maker, Model FROM car_makers AS T1 JOIN model_list AS T2 ON T1.Id = T2.Maker "
+           "JOIN car_names AS T3 ON T2.Model = T3.Model")
+    gold = result_key(car_1.execute(sql.replace("Maker, Model", "T1.Maker, T2.Model", 1)))
+    orig = execute_original(car_1, sql, timeout=5, max_rows=2000)
+    assert "ambiguous" in orig.error
+    inp = SearchInput("What are the makers and models of every car name?", car_1.schema(), car_1.value_index())
+    without = search(car_1, orig, inp, settings=SearchSettings(budget=5.0, expand_failing=0))
+    assert without.candidates == [] and without.failed == without.executed
+    found = search(car_1, orig, inp, settings=SearchSettings(budget=5.0))
+    hits = [c for c in found.candidates if result_key(c.result) == gold]
+    assert hits and hits[0].generators == ["column_qualify", "column_qualify"], [c.edits for c in hits]
+
+
 def test_beam_and_budget_bound_the_search(car_1):
     orig = execute_original(car_1, "SELECT Model, Make FROM car_names WHERE MakeId > 3", 5, 2000)
     found = search(car_1, orig, SearchInput("Which models have an id above 3?", car_1.schema(),

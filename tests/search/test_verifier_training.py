@@ -33,6 +33,16 @@ def test_calibration_picks_the_smallest_margin_meeting_both_targets():
     assert loose["broken"] == 1 and loose["replaced"] == 5 and abs(loose["precision"] - 3 / 5) < 1e-9
 
 
+def test_originals_that_fail_to_run_are_counted_by_the_first_choice_not_by_any_margin():
+    ok = [{"orig": 0, "best": 1, "gap": 0.9, "kind": "rule1", "reachable": 1, "fails": False}]
+    fails = [{"orig": 0, "best": b, "gap": -0.3, "kind": "failing:unqualified", "reachable": 1, "fails": True}
+             for b in (1, 1, 0)] + [{"orig": 0, "best": 0, "gap": -1.0, "kind": "failing:join dropped",
+                                     "reachable": 0, "fails": True}]
+    at_zero = train.outcome(ok + fails, 0.0)
+    assert at_zero["replaced"] == 1 and at_zero["wrong_originals"] == 1  # the failing ones left out
+    assert train.first_choice(ok + fails) == {"originals": 4, "reachable": 3, "fixed": 2}
+
+
 def test_scopes_search_what_they_say_and_the_suspect_threshold_is_calibrated():
     # two correct originals the verifier trusts, one it doubts; wrong originals flagged or doubted
     decided = ([{"orig": 1, "best": 0, "gap": 0.2, "flagged": False, "s0": 0.9, "kind": "gold", "reachable": 0}] * 2

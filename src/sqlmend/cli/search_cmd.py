@@ -22,7 +22,8 @@ def train_verifier(
                               "(uniform single perturbations), rule1 / rule2 (one / two perturbations drawn "
                               "by the real error mix), neighbour (the gold of a similar question on the "
                               "database with another result), equiv (a correct original that is not the "
-                              "gold: an edit that keeps the gold's rows)."),
+                              "gold: an edit that keeps the gold's rows), failing (the gold broken so that the "
+                              "engine refuses it: columns unqualified, a join dropped, a wrong qualifier)."),
     gold: bool = typer.Option(True, "--gold/--no-gold", help="Build each question's gold case too (--no-gold: "
                               "only the --kinds, e.g. to add a kind to a case file, then concatenate)."),
     data: Path = typer.Option(None, help="The training-case file (JSONL; resumed when it exists). "

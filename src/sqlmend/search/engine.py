@@ -11,7 +11,11 @@ Order of work for one query:
    (deduplicated by result, as sets of rows);
 3. the best ``expand`` one-edit candidates (by the verifier when one is given,
    else in generation order) get a second edit;
-4. the search stops at ``beam`` executed candidates or ``budget`` seconds.
+4. when the original fails to run, up to ``expand_failing`` one-edit candidates
+   that still fail get a second edit too (any generator, the first one's included:
+   two ambiguous columns need two qualifications), those whose error differs
+   from the original's first, as the first edit then mended something;
+5. the search stops at ``beam`` executed candidates or ``budget`` seconds.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ class SearchSettings:
     timeout: float = 1.0  # seconds per candidate execution
     max_rows: int = 2000
     max_per_node: int = 5
+    expand_failing: int = 6  # one-edit candidates that still fail and get a second edit (original failing)
 
 
 @dataclass
@@ -102,6 +107,8 @@ class _Runner:
         self.seen_sql = {original.sql.strip()}
         self.seen = {result_key(original.result)} if original.result is not None else set()
         self.out: list[Executed] = []
+        self.failing: list[Executed] = []  # candidates that failed to run (kept only when asked)
+        self.keep_failing = 0
         self.generated = self.executed = self.failed = self.duplicates = 0
         self.stopped = ""
 
@@ -135,8 +142,12 @@ class _Runner:
                 try:
                     res = self.db.execute_parsed(tree, text, timeout=self.settings.timeout,
                                                  max_rows=self.settings.max_rows)
-                except (DatabaseError, SqlError):
+                except (DatabaseError, SqlError) as exc:
                     self.failed += 1
+                    if len(self.failing) < self.keep_failing:
+                        self.failing.append(Executed(text, base.edits + [label], base.generators + [gen.name],
+                                                     error=getattr(exc, "engine_message", None) or str(exc)
+                                                     or type(exc).__name__, tree=tree))
                     continue
                 if not res.columns:
                     continue
@@ -190,7 +201,12 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
     inp.max_per_node = settings.max_per_node
     gens = order_generators(findings)
     runner = _Runner(db, original, settings, start + settings.budget)
+    failed = original.result is None
+    if failed and settings.two_edits:
+        runner.keep_failing = 50 if settings.expand_failing else 0
     runner.run(original, gens, inp)
+    mended = sorted(runner.failing, key=lambda c: c.error == original.error)  # stable: other errors first
+    runner.keep_failing = 0  # second edits that fail are not expanded again
     if settings.two_edits and runner.out and not runner.full():
         firsts = list(runner.out)
         if rank is not None:
@@ -205,5 +221,10 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
                 break
             base = firsts[i]
             runner.run(base, [g for g in gens if g.name != base.generators[-1]], inp)
+    if settings.two_edits and failed:
+        for base in mended[: settings.expand_failing]:
+            if runner.full():
+                break
+            runner.run(base, gens, inp)
     return SearchResult(original, runner.out, runner.generated, runner.executed, runner.failed,
                         runner.duplicates, time.perf_counter() - start, runner.stopped)

@@ -42,6 +42,8 @@ class SearchOptions(StageSettings):
                                                           "score is below this (default: the calibrated one)")
     beam: int = Field(200, ge=1, description="executed candidates per query at most")
     expand: int = Field(6, ge=0, description="one-edit candidates that get a second edit")
+    expand_failing: int = Field(6, ge=0, description="an original that fails to run: one-edit candidates that "
+                                                     "still fail and get a second edit (0: none)")
     budget: float = Field(0.3, gt=0, description="seconds of search (generation and execution) per query")
     timeout: float = Field(1.0, gt=0, description="seconds per candidate execution")
     max_rows: int = Field(2000, gt=0, description="rows fetched per candidate")
@@ -66,8 +68,8 @@ class SearchOptions(StageSettings):
 
     def search_settings(self) -> SearchSettings:
         """The search's bounds under these options (the detectors' search signals use the defaults)."""
-        return SearchSettings(beam=self.beam, expand=self.expand, budget=self.budget, timeout=self.timeout,
-                              max_rows=self.max_rows)
+        return SearchSettings(beam=self.beam, expand=self.expand, expand_failing=self.expand_failing,
+                              budget=self.budget, timeout=self.timeout, max_rows=self.max_rows)
 
 
 class SearchStage(StageBase):

@@ -40,6 +40,7 @@ from sqlmend.search.features import DECIDER_NAMES, FEATURE_NAMES, Featurizer, de
 from sqlmend.search.generators import SearchInput
 from sqlmend.synth import OPERATORS, differs, perturb
 from sqlmend.synth.build import weighted_order
+from sqlmend.synth.failing import failing
 from sqlmend.types import Task
 
 
@@ -62,8 +63,9 @@ REAL_MIX: dict[str, float] = {
 KINDS = ("rule1", "rule2", "neighbour")
 
 #: Every kind of original :func:`_cases` makes: the wrong ones above, ``rule`` (uniform single
-#: perturbations) and ``equiv`` (a correct original that is not the gold).
-ALL_KINDS = ("rule", *KINDS, "equiv")
+#: perturbations), ``equiv`` (a correct original that is not the gold) and ``failing`` (one the
+#: engine refuses).
+ALL_KINDS = ("rule", *KINDS, "equiv", "failing")
 
 
 def weighted_operators(rng: random.Random, mix: dict[str, float] | None = None) -> list[Any]:
@@ -128,7 +130,10 @@ def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question:
       mix) that returns the gold's very rows, e.g. a redundant join, condition or DISTINCT, as real
       systems' right answers often differ from the gold (DISTINCT toggled, which keeps the rows of
       most golds, only when no other edit does and in one question of three). None when the gold's
-      result is empty (every edit that keeps an empty result would count).
+      result is empty (every edit that keeps an empty result would count);
+    * ``failing`` — the gold broken the way real systems' SQL fails to run (:mod:`sqlmend.synth.failing`:
+      columns unqualified, a join dropped, a wrong qualifier), one drawn among those the engine refuses;
+      none for a gold without a join.
     """
     gold = task.gold
     out = [("gold", gold)]
@@ -162,6 +167,11 @@ def _cases(task: Task, db: Any, gold_res: Any, rng: random.Random, per_question:
             if result_key(res) == key:
                 out.append((f"equiv:{op.name}", text))
                 break
+    if "failing" in kinds:
+        broken = failing(gold, db, rng, timeout)
+        if broken:
+            how, text = rng.choice(broken)
+            out.append((f"failing:{how}", text))
     if "neighbour" in kinds and neighbours is not None:
         for qid, other in neighbours.of(task):
             try:
@@ -363,11 +373,14 @@ def export(clf: Any, names: list[str] | None = None) -> dict[str, Any]:
 
 def decisions(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list[dict[str, Any]]:
     """Per case: original label, the best candidate's label, the score gap (best - original), the
-    original's score and whether earlier evidence flags the original."""
+    original's score, whether earlier evidence flags the original and whether it fails to run (the
+    stage replaces such an original by its best candidate without a margin: no margin counts it)."""
     out = []
+    error = FEATURE_NAMES.index("r_error")
     for case, s in zip(cases, scores):
         base = {"kind": case["kind"], "flagged": bool(case.get("flagged")), "s0": float(s[0]) if len(s) else 1.0,
-                "reachable": int(any(case["labels"][1:])), "orig": case["labels"][0]}
+                "reachable": int(any(case["labels"][1:])), "orig": case["labels"][0],
+                "fails": bool(case["X"] and case["X"][0][error])}
         if len(s) < 2:
             out.append({**base, "best": 0, "gap": -1.0})
             continue
@@ -387,8 +400,10 @@ def outcome(decided: list[dict[str, Any]], margin: float, correct_weight: float 
 
     ``precision`` counts each correct original ``correct_weight`` times (the mix of
     correct and wrong originals the precision is stated for); ``false_rate`` is over
-    every correct original, searched or not.
+    every correct original, searched or not. Originals that fail to run are left out (no
+    margin decides them: :func:`first_choice` counts them).
     """
+    decided = [d for d in decided if not d.get("fails")]
     rep = [d for d in decided if d["gap"] > margin and searched(d, scope, suspect_below)]
     fixed = sum(1 for d in rep if not d["orig"] and d["best"])
     broken = sum(1 for d in rep if d["orig"] and not d["best"])
@@ -404,6 +419,15 @@ def outcome(decided: list[dict[str, Any]], margin: float, correct_weight: float 
         out["suspect_below"] = suspect_below
         out["searched"] = sum(bool(searched(d, scope, suspect_below)) for d in decided)
     return out
+
+
+def first_choice(decided: list[dict[str, Any]]) -> dict[str, Any]:
+    """Originals that fail to run, each replaced by its best candidate whatever the margin (the
+    stage's ``failed_original=replace``): how many, how many have a candidate returning the gold's
+    rows, and how many the first choice fixes."""
+    fails = [d for d in decided if d.get("fails")]
+    return {"originals": len(fails), "reachable": sum(d["reachable"] for d in fails),
+            "fixed": sum(d["best"] for d in fails if d["gap"] > -1.0)}
 
 
 def _meets(o: dict[str, Any], precision: float, max_false_rate: float) -> bool:
@@ -472,7 +496,8 @@ def evaluate(cases: list[dict[str, Any]], spec: dict[str, Any], holdout: float =
         own["suspect"] = outcome(decided, float(d["suspect_margin"]), w_gold, "suspect", float(d["suspect_below"]))
     return {"cases": len(test), "questions": len({c["qid"] for c in test}),
             "databases": len({c["db_id"] for c in test}), "correct_weight": w_gold,
-            "at_own_margins": own, "frontier": frontier(decided, w_gold)}
+            "at_own_margins": own, "frontier": frontier(decided, w_gold),
+            "failing_first_choice": first_choice(decided)}
 
 
 def held_out_report(test: list[dict[str, Any]], scores: list[np.ndarray], precision: float,
@@ -501,6 +526,7 @@ def held_out_report(test: list[dict[str, Any]], scores: list[np.ndarray], precis
             "selection_accuracy": (sum(d["best"] for d in reach if d["reachable"]) /
                                    max(1, sum(d["reachable"] for d in reach))),
             "chosen": chosen, "per_kind": per_kind, "correct_weight": correct_weight,
+            "failing_first_choice": first_choice(decided),
             "curve": [outcome(decided, m, correct_weight) for m in (0.0, 0.2, 0.4, 0.6, 0.8)],
             "curve_flagged": [outcome(decided, m, correct_weight, "flagged") for m in (0.0, 0.2, 0.4, 0.6, 0.8)]}
 
