@@ -16,7 +16,7 @@ from sqlmend import taxonomy
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import scope_tables
 from sqlmend.structure.linking import name_links, value_candidates
-from sqlmend.synth.nodes import type_class
+from sqlmend.synth.nodes import table_of, type_class
 from sqlmend.types import Schema
 
 Tree = ast.Expression
@@ -171,3 +171,30 @@ def swap_column(item: Any, option: Any) -> bool:
     col.replace(ast.column(column, table=qualifier(sel, alias, table) if col.table or len(scope_tables(sel)) > 1
                            else None))
     return True
+
+
+def fk_pairs(schema: Schema) -> Iterator[tuple[str, str, str, str]]:
+    """Each foreign key in both directions: ``(table, column, other table, other column)``."""
+    for fk in schema.foreign_keys:
+        yield fk.table, fk.columns[0], fk.ref_table, fk.ref_columns[0]
+        yield fk.ref_table, fk.ref_columns[0], fk.table, fk.columns[0]
+
+
+def join_on(left: str | None, column: str, right: str, other: str) -> ast.EQ:
+    """``left.column = right.other`` built as a tree (a name sqlglot's own dialect reads as a keyword,
+    such as orchestra's table ``show``, would not parse back from text)."""
+    return ast.EQ(this=ast.column(column, table=left), expression=ast.column(other, table=right))
+
+
+def add_join(sel: ast.Select, table: str, on: ast.EQ, schema: Schema) -> None:
+    """Join ``table`` to ``sel``; an unqualified column of a table already read that the new table
+    also has is qualified first (so it keeps its meaning); one no table read has is left to the new table."""
+    tab = schema.table(table)
+    spelled = {t.name: t.alias or t.name for t in sel.find_all(ast.Table) if t.parent_select is sel}
+    for col in list(sel.find_all(ast.Column)):
+        if col.table or col.parent_select is not sel or not tab.column(col.name):
+            continue
+        owner = table_of(col, sel, schema)
+        if owner in spelled:
+            col.set("table", ast.to_identifier(spelled[owner]))
+    sel.join(ast.to_table(table), on=on.copy(), copy=False)

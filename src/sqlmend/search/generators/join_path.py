@@ -4,10 +4,10 @@ join along the schema's foreign key."""
 
 from __future__ import annotations
 
-from sqlmend.search.generators.base import Generator, each_edit, qualifier
+from sqlmend.search.generators.base import Generator, add_join, each_edit, fk_pairs, join_on, qualifier
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import scope_tables
-from sqlmend.synth.nodes import selects, table_of
+from sqlmend.synth.nodes import selects
 
 
 def _locate(tree):
@@ -20,26 +20,13 @@ def _locate(tree):
 _NEIGHBOURS = 3
 
 
-def _fk_pairs(schema):
-    """Each foreign key in both directions: ``(table, column, other table, other column)``."""
-    for fk in schema.foreign_keys:
-        yield fk.table, fk.columns[0], fk.ref_table, fk.ref_columns[0]
-        yield fk.ref_table, fk.ref_columns[0], fk.table, fk.columns[0]
-
-
-def _on(left: str | None, column: str, right: str, other: str) -> ast.EQ:
-    """``left.column = right.other`` built as a tree (a name sqlglot's own dialect reads as a keyword,
-    such as orchestra's table ``show``, would not parse back from text)."""
-    return ast.EQ(this=ast.column(column, table=left), expression=ast.column(other, table=right))
-
-
 def _neighbours(sel, inp):
     """Options joining a table the SELECT does not read, along a foreign key of a table it reads;
     tables the question names (or whose columns it names) first."""
     scope = scope_tables(sel)
     read = {t.lower() for t in scope.values()}
     ranked = []
-    for a, ca, b, cb in _fk_pairs(inp.schema):
+    for a, ca, b, cb in fk_pairs(inp.schema):
         if b.lower() in read or a.lower() not in read or inp.schema.table(b) is None:
             continue
         tab = inp.schema.table(b)
@@ -47,7 +34,7 @@ def _neighbours(sel, inp):
                     + [inp.column_score(tab.name, c.name) for c in tab.columns])
         for t in sel.find_all(ast.Table):
             if t.parent_select is sel and t.name.lower() == a.lower():
-                on = _on(t.alias or t.name, ca, tab.name, cb)
+                on = join_on(t.alias or t.name, ca, tab.name, cb)
                 ranked.append((-named, len(ranked), (("add", tab.name, on), f"join {tab.name} ON {on.sql()}")))
     return [option for *_, option in sorted(ranked)]
 
@@ -77,7 +64,7 @@ def _bridges(sel, inp):
     if not missing:
         return []
     read = {t.lower() for t in scope_tables(sel).values()}
-    pairs = list(_fk_pairs(inp.schema))
+    pairs = list(fk_pairs(inp.schema))
     ranked = []
     for a, ca, m, cm in pairs:
         if a.lower() not in read or m.lower() in read or inp.schema.table(m) is None:
@@ -92,7 +79,7 @@ def _bridges(sel, inp):
             for t in sel.find_all(ast.Table):
                 if t.parent_select is sel and t.name.lower() == a.lower():
                     mid = inp.schema.table(m).name
-                    first, second = _on(t.alias or t.name, ca, mid, cm), _on(mid, cm2, tab.name, cb)
+                    first, second = join_on(t.alias or t.name, ca, mid, cm), join_on(mid, cm2, tab.name, cb)
                     ranked.append((-named, len(ranked), (("bridge", (mid, first), (tab.name, second)),
                                                          f"join {mid} ON {first.sql()} JOIN {tab.name} ON {second.sql()}")))
     return [option for *_, option in sorted(ranked)][:_BRIDGES]
@@ -125,12 +112,12 @@ def _options_for(inp):
             out.append((("drop", None), f"drop join {join.this.sql()}"))
         scope = scope_tables(sel)
         mine = join.this.name.lower()
-        for a, ca, b, cb in _fk_pairs(inp.schema):
+        for a, ca, b, cb in fk_pairs(inp.schema):
             if b.lower() != mine:
                 continue
             for alias, table in scope.items():
                 if table.lower() == a.lower() and alias != key:
-                    on = _on(qualifier(sel, alias, table), ca, join.this.alias or join.this.name, cb)
+                    on = join_on(qualifier(sel, alias, table), ca, join.this.alias or join.this.name, cb)
                     current = join.args.get("on")
                     if current is None or current.sql().lower() != on.sql().lower():
                         out.append((("on", on), f"join {join.this.sql()} ON {on.sql()}"))
@@ -139,28 +126,14 @@ def _options_for(inp):
     return options
 
 
-def _add(sel, table: str, on: ast.EQ, schema) -> None:
-    """Join ``table`` to ``sel``; an unqualified column of a table already read that the new table
-    also has is qualified first (so it keeps its meaning); one no table read has is left to the new table."""
-    tab = schema.table(table)
-    spelled = {t.name: t.alias or t.name for t in sel.find_all(ast.Table) if t.parent_select is sel}
-    for col in list(sel.find_all(ast.Column)):
-        if col.table or col.parent_select is not sel or not tab.column(col.name):
-            continue
-        owner = table_of(col, sel, schema)
-        if owner in spelled:
-            col.set("table", ast.to_identifier(spelled[owner]))
-    sel.join(ast.to_table(table), on=on.copy(), copy=False)
-
-
 def _apply_for(inp):
     def apply(node, option):
         if option[0] == "add":
-            _add(node, option[1], option[2], inp.schema)
+            add_join(node, option[1], option[2], inp.schema)
             return True
         if option[0] == "bridge":
             for table, on in option[1:]:
-                _add(node, table, on, inp.schema)
+                add_join(node, table, on, inp.schema)
             return True
         return _apply(node, option)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from sqlmend.db import MODES
-from sqlmend.search.generators.base import Generator, each_edit, qualifier
+from sqlmend.search.generators.base import Generator, add_join, each_edit, fk_pairs, join_on, qualifier
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import is_string_like, scope_tables
 from sqlmend.synth.nodes import conditions, table_of
@@ -46,12 +46,45 @@ def _options_for(inp):
                                                                                         col.name.lower()):
                     out.append(((qualifier(sel, in_scope[m.table.lower()], m.table), m.column, m.value),
                                 f"value {value!r} is stored in {m.table}.{m.column}"))
+                elif m.table.lower() not in in_scope:
+                    out += _joined(sel, inp.schema, m, value, col, table)
         elif not is_text:
             numbers = [n for n in re.findall(r"\b\d+(?:\.\d+)?\b", inp.question) if n != str(lit.this)]
             out += [((None, float(n) if "." in n else int(n)), f"number {lit.this} -> {n}") for n in numbers[:3]]
         return out[: inp.max_per_node]
 
     return options
+
+
+def _joined(sel, schema, m, value: str, col, table: str) -> list:
+    """Options comparing with the column of a table the SELECT does not read that stores the value,
+    joined along a foreign key of a table it reads, or else on the compared column = that table's
+    one-column primary key (a code column compared with a name: ``flights.Airline = 'United
+    Airlines'`` where ``airlines.Airline`` holds it and ``airlines.uid`` is the code)."""
+    keys = [(a, ca, cb) for a, ca, b, cb in fk_pairs(schema) if b.lower() == m.table.lower()]
+    holder = schema.table(m.table)
+    if not keys and holder is not None and len(holder.primary_key) == 1:
+        keys = [(table, col.name, holder.primary_key[0])]
+    out = []
+    for a, ca, cb in keys:
+        for t in sel.find_all(ast.Table):
+            if t.parent_select is sel and t.name.lower() == a.lower():
+                on = join_on(t.alias or t.name, ca, m.table, cb)
+                out.append((("join", m.table, on, m.column, m.value),
+                            f"value {value!r} is stored in {m.table}.{m.column} (join {m.table} ON {on.sql()})"))
+    return out
+
+
+def _apply_for(inp):
+    def apply(item, option):
+        if option[0] == "join":
+            _, table, on, column, value = option
+            cmp, sel = item
+            add_join(sel, table, on, inp.schema)
+            return _apply(item, (table, column, value))
+        return _apply(item, option)
+
+    return apply
 
 
 def _apply(item, option):
@@ -71,8 +104,9 @@ def _apply(item, option):
 
 
 def generate(tree, inp):
-    """Compare with the value as stored (case, spacing, plural, prefix, approximate), or in the column storing it."""
-    yield from each_edit(tree, _locate_for(inp), _options_for(inp), _apply)
+    """Compare with the value as stored (case, spacing, plural, prefix, approximate), or in the column storing it
+    (of a table the query reads, or of one it joins along a foreign key for it)."""
+    yield from each_edit(tree, _locate_for(inp), _options_for(inp), _apply_for(inp))
 
 
 GENERATOR = Generator("literal_rebind", ("value_error", "condition_error"), generate, generate.__doc__)
