@@ -205,9 +205,13 @@ def test_an_original_that_fails_to_run_is_replaced_by_the_best_candidate_without
 
     replaced = run()
     assert "execution error" in replaced.detail["flags"]
-    assert "fails to run, so the verifier choice" in replaced.detail["verifier"]
+    # the shipped weights hold a ranker trained on failing originals: its first choice replaces it
+    assert "fails to run, so the failing-original ranker's" in replaced.detail["verifier"]
     assert replaced.verdict is not None and replaced.verdict.accepted, replaced.note
     assert result_key(car_1.execute(replaced.verdict.sql)) == result_key(car_1.execute(gold))
+    first = run(failed_choice="verifier")
+    assert "fails to run, so the verifier choice" in first.detail["verifier"]
+    assert result_key(car_1.execute(first.verdict.sql)) == result_key(car_1.execute(gold))
     smallest = run(failed_choice="minimal")  # the candidate keeping the most of it: here the same join
     assert "the minimal choice" in smallest.detail["verifier"] and smallest.verdict.sql == replaced.verdict.sql
     kept = run(failed_original="margin")

@@ -142,6 +142,28 @@ def test_cases_built_from_real_train_questions_evaluate_the_shipped_verifier(dat
     assert best["broken"] == 0 and best["fixed"] <= report["at_own_margins"]["all"]["wrong_originals"]
 
 
+def test_a_failing_original_ranker_is_trained_on_failing_cases_of_real_train_questions(data_dir, tmp_path):
+    from sqlmend.bench import load_dataset
+    from sqlmend.search.verifier import load_weights
+
+    ds = load_dataset("spider-train")
+    joins = [t for t in ds.tasks if " join " in t.gold.lower()]
+    # perpetrator trains the ranker, farm is held out (holdout 0.5)
+    tasks = [t for t in joins if t.db_id == "perpetrator"][:6] + [t for t in joins if t.db_id == "farm"][:4]
+    out = tmp_path / "failing.jsonl"
+    list(train.build(tasks, lambda d: str(ds.db_path(d)), out, kinds=("failing",)))
+    cases = train.load(out)
+    fails = [c for c in cases if c["kind"].startswith("failing:")]
+    assert fails and all(c["labels"][0] == 0 and c["X"][0][FEATURE_NAMES.index("r_error")] for c in fails)
+    assert any(any(c["labels"][1:]) for c in fails), "some failing original is repaired by a candidate"
+    ranker = train.fit_failing(cases, load_weights(), holdout=0.5, max_iter=20)
+    report = ranker["training"]
+    assert report["cases"] + report["held_out"]["originals"] <= len(fails)
+    assert TreeEnsemble(ranker["model"]).proba(np.asarray(fails[0]["X"][1:])).shape == (len(fails[0]["X"]) - 1,)
+    with pytest.raises(ValueError, match="--kinds failing"):
+        train.fit_failing([c for c in cases if c not in fails], load_weights())
+
+
 def _synthetic_cases(n_questions=400, seed=1):
     rng = np.random.default_rng(seed)
     n = len(FEATURE_NAMES)

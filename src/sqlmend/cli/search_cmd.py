@@ -48,6 +48,10 @@ def train_verifier(
     evaluate: list[Path] = typer.Option(None, "--evaluate", help="Only score these verifier files on the "
                                         "held-out cases (repeatable; no training): fixes at 0/1/2 broken "
                                         "correct originals and at their own margins."),
+    failing_ranker: bool = typer.Option(False, "--failing-ranker", help="Only train the ranker of originals that "
+                                        "fail to run (cases of --kinds failing, training databases) and add it to "
+                                        "the weights file --out (default: the shipped one), keeping its model and "
+                                        "margins; the held-out report compares its first choice with the model's."),
 ) -> None:
     """Build the verifier's training cases from Spider TRAIN (gold = correct original, execution-verified
     perturbations = wrong originals, every search candidate labelled by the gold's rows), train the
@@ -85,6 +89,18 @@ def train_verifier(
         typer.echo(f"cases in {data}")
         return
     cases = [c for c in training.load(data) if c["qid"] in {t.question_id for t in tasks}]
+    if failing_ranker:
+        target = out or WEIGHTS
+        weights = _verifier_file(target)
+        weights["failing"] = training.fit_failing(cases, weights, holdout=holdout, seed=seed)
+        weights["failing"]["training"].update({
+            "date": _dt.date.today().isoformat(), "dataset": dataset,
+            "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
+                       f"--kinds {','.join(kind_list)} --failing-ranker"})
+        target.write_text(json.dumps(weights, separators=(",", ":")) + "\n")
+        typer.echo(json.dumps(weights["failing"]["training"], indent=1))
+        typer.echo(f"wrote the failing-original ranker into {target} ({target.stat().st_size // 1024} KiB)")
+        return
     if evaluate:
         report = {name: training.evaluate(cases, spec, holdout) for name, spec in evaluated.items()}
         typer.echo(json.dumps(report, indent=1))

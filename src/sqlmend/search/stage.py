@@ -10,8 +10,10 @@ original's by the margin calibrated for the scope; the guard then decides as
 for every rewrite. An original the engine refuses to run (an error, not a
 timeout) cannot be right, and every candidate runs, so there the best candidate
 replaces it without the margin (``failed_original="replace"``): no correct
-query can be lost that way. ``failed_choice="minimal"`` takes there the
-candidate that keeps the most of the original instead of the verifier's first. With a ``verifier`` model endpoint
+query can be lost that way. Which candidate: by default the first choice of
+the ranker trained on failing originals that ships with the weights
+(``failed_choice="ranker"``); ``"verifier"`` takes the verifier's first,
+``"minimal"`` the candidate that keeps the most of the original. With a ``verifier`` model endpoint
 the feature verifier's top candidates go to one listwise call instead.
 The trace keeps the top candidates with their edits, scores and row counts.
 """
@@ -55,10 +57,11 @@ class SearchOptions(StageSettings):
         "replace", description="an original the engine refuses to run (its error, not a timeout) is wrong "
                                "whatever replaces it, and every candidate runs: replace takes the best "
                                "candidate without the margin; margin decides as for any other query")
-    failed_choice: Literal["verifier", "minimal"] = Field(
-        "verifier", description="which candidate replaces an original the engine refuses: verifier (its first "
-                                "choice) or minimal (the one that keeps the most of the original's tokens, the "
-                                "verifier's score breaking ties)")
+    failed_choice: Literal["ranker", "verifier", "minimal"] = Field(
+        "ranker", description="which candidate replaces an original the engine refuses: ranker (the first choice "
+                              "of the ranker trained on failing originals that ships with the weights; the "
+                              "verifier's when they have none), verifier (its first choice) or minimal (the one "
+                              "that keeps the most of the original's tokens, the verifier's score breaking ties)")
     rerank: Literal["none", "cross"] = Field(
         "none", description="cross: the MiniLM cross-encoder (models extra) also scores the original and the "
                             "feature verifier's top candidates; a weighted mean of the two scores decides, with its "
@@ -190,11 +193,17 @@ class SearchStage(StageBase):
             rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"
             trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
         if no_margin and backend is None:
-            if s.failed_choice == "minimal":  # the smallest repair that runs
+            how = s.failed_choice
+            if how == "minimal":  # the smallest repair that runs
                 dialect = getattr(ctx.db, "dialect", "") or "sqlite"
                 chosen = max(ranked, key=lambda c: (round(kept_share(orig.sql, c.sql, dialect), 3),
                                                     c.score or 0.0))
-            trace.detail["verifier"] += (f"; the original fails to run, so the {s.failed_choice} choice "
+            elif how == "ranker" and verifier.failing is not None:
+                chosen, rank_score = verifier.failing_choice(query, ranked)
+                how = f"failing-original ranker's ({rank_score:.3f})"
+            else:
+                how = "verifier"
+            trace.detail["verifier"] += (f"; the original fails to run, so the {how} choice "
                                          "replaces it whatever the margin (failed_original=replace)")
         trace.detail["original"], trace.detail["top"] = original, shown
         if chosen is None:

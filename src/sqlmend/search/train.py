@@ -380,7 +380,7 @@ def decisions(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list[dic
     for case, s in zip(cases, scores):
         base = {"kind": case["kind"], "flagged": bool(case.get("flagged")), "s0": float(s[0]) if len(s) else 1.0,
                 "reachable": int(any(case["labels"][1:])), "orig": case["labels"][0],
-                "fails": bool(case["X"] and case["X"][0][error])}
+                "fails": bool(case.get("X") and case["X"][0][error])}
         if len(s) < 2:
             out.append({**base, "best": 0, "gap": -1.0})
             continue
@@ -484,7 +484,7 @@ def evaluate(cases: list[dict[str, Any]], spec: dict[str, Any], holdout: float =
 
     test = [c for c in cases if held_out(c["db_id"], holdout)]
     w_gold = correct_weight(cases)
-    model = TreeEnsemble(spec["model"])
+    model = TreeEnsemble(spec["model"], names=FEATURE_NAMES)  # an older catalogue's trees read theirs by name
     scores = [model.proba(np.asarray(c["X"], dtype=np.float64)) for c in test]
     decided = decisions(test, scores)
     if "decider" in spec:
@@ -635,7 +635,7 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
         held["gap_rule"] = gap_rule
         dec_spec = export(dec, DECIDER_NAMES)
     if baseline is not None:
-        old = TreeEnsemble(baseline["model"])
+        old = TreeEnsemble(baseline["model"], names=FEATURE_NAMES)
         old_scores = [old.proba(np.asarray(c["X"], dtype=np.float64)) for c in test]
         old_decided = decisions(test, old_scores)
         held["baseline"] = held_out_report(test, old_scores, precision, max_false_rate, w_gold, old_decided)
@@ -667,3 +667,44 @@ def fit(cases: list[dict[str, Any]], holdout: float = 0.2, precision: float = 0.
                          "calibration": calibration,
                          "seconds": round(time.perf_counter() - start, 1), "max_iter": max_iter,
                          "refit": refit, "decider": decider}}
+
+
+def fit_failing(cases: list[dict[str, Any]], main: dict[str, Any], holdout: float = 0.2, max_iter: int = 200,
+                seed: int = 0) -> dict[str, Any]:
+    """A ranker for originals that fail to run, trained on those cases of the training databases.
+
+    Such an original is replaced by its best candidate whatever the margin (the stage's
+    ``failed_original=replace``), so only the ranking of its candidates matters: the ranker
+    learns P(correct) of a candidate from those cases alone (``labels[1:]``; the original itself,
+    always wrong, is left out). The held-out report compares its first choice with that of the
+    verifier ``main`` (a weights file) on the held-out databases' failing originals.
+
+    Returns:
+        ``{"model": trees, "training": report}`` (the ``failing`` entry of a weights file).
+    """
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from sqlmend.search.verifier import TreeEnsemble
+
+    error = FEATURE_NAMES.index("r_error")
+    fails = [c for c in cases if len(c["X"]) > 1 and c["X"][0][error]]
+    train = [c for c in fails if not held_out(c["db_id"], holdout)]
+    test = [c for c in fails if held_out(c["db_id"], holdout)]
+    if not train:
+        raise ValueError("no case of an original that fails to run: build them with --kinds failing")
+    start = time.perf_counter()
+    X = np.asarray([row for c in train for row in c["X"][1:]], dtype=np.float64)
+    y = np.asarray([lab for c in train for lab in c["labels"][1:]], dtype=np.int64)
+    clf = HistGradientBoostingClassifier(max_iter=max_iter, learning_rate=0.08, max_leaf_nodes=31,
+                                         min_samples_leaf=20, l2_regularization=1.0, random_state=seed).fit(X, y)
+    old = TreeEnsemble(main["model"], names=FEATURE_NAMES)
+
+    def first_fixes(score) -> int:
+        return sum(c["labels"][1 + int(np.argmax(score(np.asarray(c["X"][1:], dtype=np.float64))))] for c in test)
+
+    report = {"cases": len(train), "candidates": int(len(y)), "held_out": {
+        "originals": len(test), "reachable": sum(int(any(c["labels"][1:])) for c in test),
+        "first_choice_fixes": first_fixes(lambda M: clf.predict_proba(M)[:, 1]),
+        "main_model_first_choice_fixes": first_fixes(old.proba), "databases": len({c["db_id"] for c in test})},
+        "holdout": holdout, "max_iter": max_iter, "seconds": round(time.perf_counter() - start, 1)}
+    return {"model": export(clf), "training": report}

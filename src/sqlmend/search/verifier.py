@@ -120,6 +120,15 @@ class FeatureVerifier:
                 raise ConfigError("the verifier's decider was trained on other features; run `sqlmend train-verifier`")
         self.decision = dict(spec.get("decision", {}))
         self.margin = float(self.decision.get("margin", 0.5))
+        #: trees that rank the candidates of an original that fails to run (``train-verifier --failing-ranker``)
+        self.failing = TreeEnsemble(spec["failing"]["model"], names=FEATURE_NAMES) if "failing" in spec else None
+
+    def failing_choice(self, query: "QueryScorer", ranked: list[Executed]) -> tuple[Executed, float]:
+        """The candidate the failing-original ranker puts first, and its score (``ranked``: the
+        candidates of an original that fails to run; needs :attr:`failing`)."""
+        scores = self.failing.proba(query.rows(ranked))
+        best = int(np.argmax(scores))
+        return ranked[best], float(scores[best])
 
     def margin_for(self, scope: str) -> float:
         """The margin calibrated for ``scope`` (``flagged``, ``suspect`` or ``all``; older weight files
