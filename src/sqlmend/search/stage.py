@@ -213,8 +213,9 @@ class SearchStage(StageBase):
         trace.candidate = chosen.sql
         trace.verdict = ctx.guard(chosen.sql)
         trace.detail["edits"] = chosen.edits
+        why = "" if not (no_margin and backend is None) else f", the {how} choice as the original fails to run"
         trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
-                      f"({chosen.score:.3f} vs original {orig.score:.3f}); {trace.verdict.reason}")
+                      f"({chosen.score:.3f} vs original {orig.score:.3f}{why}); {trace.verdict.reason}")
         return self._done(trace, start), found
 
     @staticmethod
