@@ -280,3 +280,21 @@ def test_cases_built_with_other_features_are_refused_with_what_to_do(tmp_path):
     ok = tmp_path / "ok.jsonl"
     ok.write_text(old.read_text() + json.dumps({"qid": "2", "X": [[0.0] * len(FEATURE_NAMES)], "labels": [1]}) + "\n")
     assert [c["qid"] for c in train.load(ok)] == ["2"]
+
+
+def test_failing_ranker_without_failing_cases_says_how_to_build_them(tmp_path, data_dir):
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from sqlmend.cli import app
+    from sqlmend.search.verifier import WEIGHTS
+
+    weights, cases = tmp_path / "verifier.json", tmp_path / "cases.jsonl"
+    shutil.copy(WEIGHTS, weights)
+    before = weights.read_text()
+    r = CliRunner().invoke(app, ["train-verifier", "--questions", "2", "--kinds", "rule1", "--data", str(cases),
+                                 "--out", str(weights), "--failing-ranker"])
+    assert r.exit_code == 2, r.output
+    assert "--kinds failing" in r.output
+    assert weights.read_text() == before  # the weights file is left as it was

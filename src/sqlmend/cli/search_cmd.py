@@ -92,7 +92,11 @@ def train_verifier(
     if failing_ranker:
         target = out or WEIGHTS
         weights = _verifier_file(target)
-        weights["failing"] = training.fit_failing(cases, weights, holdout=holdout, seed=seed)
+        try:
+            weights["failing"] = training.fit_failing(cases, weights, holdout=holdout, seed=seed)
+        except ValueError as exc:
+            typer.secho(f"{data}: {exc}", err=True, fg="red")
+            raise typer.Exit(2)
         weights["failing"]["training"].update({
             "date": _dt.date.today().isoformat(), "dataset": dataset,
             "command": f"sqlmend train-verifier --questions {questions} --skip {skip} --seed {seed} "
