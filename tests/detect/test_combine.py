@@ -133,3 +133,20 @@ def test_the_combiner_trains_on_questions_neither_model_saw(data_dir):
     # nothing left to train on: a clear error, not a failed fit
     with pytest.raises(ConfigError, match="neither the detector nor the verifier"):
         combiner_cases(replace(ds, tasks=[]), None, None)
+
+
+def test_the_combinations_verifier_fingerprint_reads_the_model_not_the_failing_ranker(tmp_path):
+    import json
+
+    from sqlmend.detect.combine import Combiner, fingerprint
+    from sqlmend.search.verifier import WEIGHTS
+
+    spec = json.loads(WEIGHTS.read_text())
+    without = dict(spec)
+    without.pop("failing", None)
+    (tmp_path / "no-ranker.json").write_text(json.dumps(without))
+    assert fingerprint(tmp_path / "no-ranker.json") == fingerprint(WEIGHTS)
+    assert Combiner.load(None).fitted_with(WEIGHTS)  # the shipped combination, the shipped model
+    other = dict(spec, model=dict(spec["model"], baseline=spec["model"]["baseline"] + 1.0))
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    assert fingerprint(tmp_path / "other.json") != fingerprint(WEIGHTS)

@@ -121,8 +121,16 @@ class Combiner:
 
 
 def fingerprint(path: str | Path) -> str:
-    """A short hash of a weights file (the verifier the combination was fitted with)."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+    """A short hash of what the combination reads of a verifier weights file: its model and decider
+    (the failing-original ranker beside them only picks the repair of a query that fails to run, so a
+    ranker added or retrained leaves the fingerprint as it was)."""
+    data = Path(path).read_bytes()
+    try:
+        spec = json.loads(data)
+        data = json.dumps({k: spec[k] for k in ("model", "decider") if k in spec}, sort_keys=True).encode()
+    except (ValueError, TypeError, AttributeError):
+        pass  # not a weights file: hash its bytes
+    return hashlib.sha256(data).hexdigest()[:12]
 
 
 def balanced_weights(labels: Sequence[bool]) -> list[float]:
