@@ -307,10 +307,45 @@ def _group_files(data: Path, part: str, kind: str) -> list[Path]:
     return [f for f in data.glob(f"{part}*.jsonl") if ("-equiv" in f.stem) == bool(kind)]
 
 
+def bench_failing_cmd(
+    questions: int = typer.Option(300, help="Join questions of the training set's held-out databases (a seeded sample)."),
+    seed: int = typer.Option(7, help="Seed of the sample."),
+    dataset: str = typer.Option("spider-train", "--dataset", help="A training set (never dev/test)."),
+    option: list[str] = typer.Option(None, "--option", help="search.KEY=VALUE, repeatable (e.g. "
+                                                            "search.expand_failing=0)."),
+    out: Path = typer.Option(None, "--out", help="Write the report as JSON here."),
+) -> None:
+    """How the search repairs originals the engine refuses: golds of training questions broken the way
+    real systems' SQL fails (columns unqualified, a join dropped, a wrong qualifier), the static stage
+    first as in the pipeline, then the search stage once per failed_choice (ranker, verifier, minimal);
+    a repair counts when it returns the gold's rows.
+
+    Example: sqlmend bench failing --questions 300
+    """
+    from sqlmend.bench import load_dataset
+    from sqlmend.bench.failing import bench_failing, markdown
+    from sqlmend.cli.correct_cmd import parse_options
+
+    if "dev" in dataset or "test" in dataset:
+        typer.secho(f"refusing {dataset}: this check runs on training questions only", err=True, fg="red")
+        raise typer.Exit(2)
+    options = parse_options(option).get("search", {})
+    ds = load_dataset(dataset)
+    bar = tqdm(total=questions, desc="failing", unit="q", leave=False)
+    report = bench_failing(ds, questions=questions, seed=seed, options=options, progress=lambda: bar.update(1))
+    bar.close()
+    typer.echo(markdown(report))
+    if out:
+        report.update({"date": _dt.date.today().isoformat(), "dataset": dataset, "options": options})
+        out.write_text(json.dumps(report, indent=1))
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``train-verifier``, ``train-cross-verifier`` and ``bench search`` to the command line."""
+    """Add ``train-verifier``, ``train-cross-verifier``, ``bench search`` and ``bench failing`` to the
+    command line."""
     from sqlmend.cli import bench_app
 
     app.command("train-verifier")(train_verifier)
     app.command("train-cross-verifier")(train_cross_verifier)
     bench_app.command("search")(bench_search_cmd)
+    bench_app.command("failing")(bench_failing_cmd)

@@ -6,7 +6,7 @@ the query did not join (``no such column``), a column qualified with the wrong
 table. The repair search replaces such an original by its best candidate
 (:mod:`sqlmend.search.stage`), so its verifier has to rank the candidates of a
 failing original; these variants are its training and checking material
-(``sqlmend train-verifier --kinds failing``, ``scripts/failing_on_train.py``).
+(``sqlmend train-verifier --kinds failing``, ``sqlmend bench failing``).
 """
 
 from __future__ import annotations
