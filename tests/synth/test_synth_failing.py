@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from sqlmend.db import connect
 from sqlmend.search import train
 from sqlmend.search.engine import result_key
 from sqlmend.synth.failing import KINDS, failing, variants
@@ -16,9 +15,8 @@ GOLD = ("SELECT T2.name FROM singer_in_concert AS T1 JOIN singer AS T2 ON T1.sin
 
 
 @pytest.fixture
-def concert(spider_db):
-    with connect(str(spider_db("concert_singer"))) as db:
-        yield db
+def concert(spider_conn):
+    return spider_conn("concert_singer")
 
 
 def test_each_kind_of_break_and_only_the_refused_ones_are_kept(concert):

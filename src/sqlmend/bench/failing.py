@@ -15,6 +15,7 @@ import random
 from typing import Any, Callable
 
 from sqlmend.bench.sampling import seeded_sample
+from sqlmend.bench.search import after_static_stage
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key
 from sqlmend.search.stage import SearchStage
@@ -60,22 +61,13 @@ def bench_failing(ds: Any, questions: int = 300, seed: int = 7, options: dict[st
                 c = counts[kind]
                 c["failing"] += 1
 
-                def context() -> StageContext:  # the static stage first, as in the pipeline
-                    ctx = StageContext(task=t, db=db, sql=text, run=run)
-                    st = static.run(ctx)
-                    if st.verdict is not None and st.verdict.accepted:
-                        ctx.accept(st.verdict.sql)
-                    else:
-                        ctx.findings.extend(st.findings)
-                    return ctx
-
-                ctx = context()
+                ctx = after_static_stage(static, t, db)  # the static stage first, as in the pipeline
                 if ctx.sql != text:
                     c["static_fixed"] += 1
                     continue
                 c["searched"] += 1
                 for how, stage in stages.items():
-                    trace, found = stage.examine(ctx if how == CHOICES[0] else context())
+                    trace, found = stage.examine(ctx if how == CHOICES[0] else after_static_stage(static, t, db))
                     if how == CHOICES[0]:
                         cands = found.candidates if found else []
                         c["with_candidate"] += bool(cands)

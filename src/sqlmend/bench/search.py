@@ -48,6 +48,18 @@ def subset(ds: Dataset, sample: int = 0, seed: int = 0, limit: int = 0) -> Datas
     return replace(ds, tasks=tasks)
 
 
+def after_static_stage(static: StaticStage, task: Task, db: Any) -> StageContext:
+    """``task.sql`` through the static stage, as the pipeline hands it to the search: its accepted
+    rewrite, or the query with the stage's findings."""
+    ctx = StageContext(task=task, db=db, sql=task.sql, run=static.run_settings)
+    st = static.run(ctx)
+    if st.verdict is not None and st.verdict.accepted:
+        ctx.accept(st.verdict.sql)
+    else:
+        ctx.findings.extend(st.findings)
+    return ctx
+
+
 def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], stage: SearchStage,
              static: StaticStage, progress: Callable[[], None] | None = None) -> dict[str, Any]:
     """Static then search on every question of ``ds``; returns the SQL after each and per-question facts."""
@@ -58,13 +70,7 @@ def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], sta
         after_static[task.question_id] = after_search[task.question_id] = sql_text
         if db is None or not sql_text.strip():
             continue
-        t = Task(**{**task.to_dict(), "sql": sql_text})
-        ctx = StageContext(task=t, db=db, sql=sql_text, run=static.run_settings)
-        st = static.run(ctx)
-        if st.verdict is not None and st.verdict.accepted:
-            ctx.accept(st.verdict.sql)
-        else:
-            ctx.findings.extend(st.findings)
+        ctx = after_static_stage(static, Task(**{**task.to_dict(), "sql": sql_text}), db)
         after_static[task.question_id] = ctx.sql
         failing = refused_by_engine(ctx.execute()[1])
         start = time.perf_counter()

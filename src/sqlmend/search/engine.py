@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 from sqlmend import sql as sqlmod
 from sqlmend.errors import DatabaseError, SqlError
 from sqlmend.search.generators import Generator, SearchInput, all_generators
+from sqlmend.stage import exec_error_text
 from sqlmend.types import ExecResult, Finding
 
 
@@ -146,8 +147,8 @@ class _Runner:
                     self.failed += 1
                     if len(self.failing) < self.keep_failing:
                         self.failing.append(Executed(text, base.edits + [label], base.generators + [gen.name],
-                                                     error=getattr(exc, "engine_message", None) or str(exc)
-                                                     or type(exc).__name__, tree=tree))
+                                                     error=exec_error_text(exc) or type(exc).__name__,
+                                                     tree=tree))
                     continue
                 if not res.columns:
                     continue
@@ -174,7 +175,7 @@ def execute_original(db: Any, text: str, timeout: float, max_rows: int,
         try:
             orig.result = db.execute_parsed(orig.tree, text, timeout=timeout, max_rows=max_rows)
         except (DatabaseError, SqlError) as exc:
-            orig.error = str(exc) or type(exc).__name__
+            orig.error = exec_error_text(exc) or type(exc).__name__
     return orig
 
 

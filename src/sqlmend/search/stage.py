@@ -192,6 +192,7 @@ class SearchStage(StageBase):
                 chosen = ranked[0]
             rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"
             trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
+        how = ""  # whose choice replaces an original that fails to run (none: the margin decided)
         if no_margin and backend is None:
             how = s.failed_choice
             if how == "minimal":  # the smallest repair that runs
@@ -213,7 +214,7 @@ class SearchStage(StageBase):
         trace.candidate = chosen.sql
         trace.verdict = ctx.guard(chosen.sql)
         trace.detail["edits"] = chosen.edits
-        why = "" if not (no_margin and backend is None) else f", the {how} choice as the original fails to run"
+        why = f", the {how} choice as the original fails to run" if how else ""
         trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
                       f"({chosen.score:.3f} vs original {orig.score:.3f}{why}); {trace.verdict.reason}")
         return self._done(trace, start), found

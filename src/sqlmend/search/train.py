@@ -371,16 +371,20 @@ def export(clf: Any, names: list[str] | None = None) -> dict[str, Any]:
             "features": list(names or FEATURE_NAMES), "trees": trees}
 
 
+def fails(case: dict[str, Any]) -> bool:
+    """Whether a case's original fails to run (its ``r_error`` feature; cases without features: no)."""
+    return bool(case.get("X") and case["X"][0][FEATURE_NAMES.index("r_error")])
+
+
 def decisions(cases: list[dict[str, Any]], scores: list[np.ndarray]) -> list[dict[str, Any]]:
     """Per case: original label, the best candidate's label, the score gap (best - original), the
     original's score, whether earlier evidence flags the original and whether it fails to run (the
     stage replaces such an original by its best candidate without a margin: no margin counts it)."""
     out = []
-    error = FEATURE_NAMES.index("r_error")
     for case, s in zip(cases, scores):
         base = {"kind": case["kind"], "flagged": bool(case.get("flagged")), "s0": float(s[0]) if len(s) else 1.0,
                 "reachable": int(any(case["labels"][1:])), "orig": case["labels"][0],
-                "fails": bool(case.get("X") and case["X"][0][error])}
+                "fails": fails(case)}
         if len(s) < 2:
             out.append({**base, "best": 0, "gap": -1.0})
             continue
@@ -425,9 +429,9 @@ def first_choice(decided: list[dict[str, Any]]) -> dict[str, Any]:
     """Originals that fail to run, each replaced by its best candidate whatever the margin (the
     stage's ``failed_original=replace``): how many, how many have a candidate returning the gold's
     rows, and how many the first choice fixes."""
-    fails = [d for d in decided if d.get("fails")]
-    return {"originals": len(fails), "reachable": sum(d["reachable"] for d in fails),
-            "fixed": sum(d["best"] for d in fails if d["gap"] > -1.0)}
+    refused = [d for d in decided if d.get("fails")]
+    return {"originals": len(refused), "reachable": sum(d["reachable"] for d in refused),
+            "fixed": sum(d["best"] for d in refused if d["gap"] > -1.0)}
 
 
 def _meets(o: dict[str, Any], precision: float, max_false_rate: float) -> bool:
@@ -686,10 +690,9 @@ def fit_failing(cases: list[dict[str, Any]], main: dict[str, Any], holdout: floa
 
     from sqlmend.search.verifier import TreeEnsemble
 
-    error = FEATURE_NAMES.index("r_error")
-    fails = [c for c in cases if len(c["X"]) > 1 and c["X"][0][error]]
-    train = [c for c in fails if not held_out(c["db_id"], holdout)]
-    test = [c for c in fails if held_out(c["db_id"], holdout)]
+    failing_cases = [c for c in cases if len(c["X"]) > 1 and fails(c)]
+    train = [c for c in failing_cases if not held_out(c["db_id"], holdout)]
+    test = [c for c in failing_cases if held_out(c["db_id"], holdout)]
     if not train:
         raise ValueError("no case of an original that fails to run: build them with --kinds failing")
     start = time.perf_counter()

@@ -180,6 +180,12 @@ def fk_pairs(schema: Schema) -> Iterator[tuple[str, str, str, str]]:
         yield fk.ref_table, fk.ref_columns[0], fk.table, fk.columns[0]
 
 
+def read_as(sel: ast.Select, table: str) -> list[str]:
+    """How ``sel`` itself names each of its reads of ``table`` (the alias, else the name)."""
+    return [t.alias or t.name for t in sel.find_all(ast.Table)
+            if t.parent_select is sel and t.name.lower() == table.lower()]
+
+
 def join_on(left: str | None, column: str, right: str, other: str) -> ast.EQ:
     """``left.column = right.other`` built as a tree (a name sqlglot's own dialect reads as a keyword,
     such as orchestra's table ``show``, would not parse back from text)."""

@@ -4,7 +4,8 @@ join along the schema's foreign key."""
 
 from __future__ import annotations
 
-from sqlmend.search.generators.base import Generator, add_join, each_edit, fk_pairs, join_on, qualifier
+from sqlmend.search.generators.base import (Generator, add_join, each_edit, fk_pairs, join_on, qualifier,
+                                            read_as)
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import scope_tables
 from sqlmend.synth.nodes import selects
@@ -32,10 +33,9 @@ def _neighbours(sel, inp):
         tab = inp.schema.table(b)
         named = max([inp.link_scores.get(b.lower(), 0.0)]
                     + [inp.column_score(tab.name, c.name) for c in tab.columns])
-        for t in sel.find_all(ast.Table):
-            if t.parent_select is sel and t.name.lower() == a.lower():
-                on = join_on(t.alias or t.name, ca, tab.name, cb)
-                ranked.append((-named, len(ranked), (("add", tab.name, on), f"join {tab.name} ON {on.sql()}")))
+        for left in read_as(sel, a):
+            on = join_on(left, ca, tab.name, cb)
+            ranked.append((-named, len(ranked), (("add", tab.name, on), f"join {tab.name} ON {on.sql()}")))
     return [option for *_, option in sorted(ranked)]
 
 
@@ -76,12 +76,11 @@ def _bridges(sel, inp):
             if not missing & {c.name.lower() for c in tab.columns}:
                 continue
             named = max([inp.link_scores.get(b.lower(), 0.0)] + [inp.column_score(tab.name, c.name) for c in tab.columns])
-            for t in sel.find_all(ast.Table):
-                if t.parent_select is sel and t.name.lower() == a.lower():
-                    mid = inp.schema.table(m).name
-                    first, second = join_on(t.alias or t.name, ca, mid, cm), join_on(mid, cm2, tab.name, cb)
-                    ranked.append((-named, len(ranked), (("bridge", (mid, first), (tab.name, second)),
-                                                         f"join {mid} ON {first.sql()} JOIN {tab.name} ON {second.sql()}")))
+            mid = inp.schema.table(m).name
+            for left in read_as(sel, a):
+                first, second = join_on(left, ca, mid, cm), join_on(mid, cm2, tab.name, cb)
+                ranked.append((-named, len(ranked), (("bridge", (mid, first), (tab.name, second)),
+                                                     f"join {mid} ON {first.sql()} JOIN {tab.name} ON {second.sql()}")))
     return [option for *_, option in sorted(ranked)][:_BRIDGES]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from sqlmend.db import MODES
-from sqlmend.search.generators.base import Generator, add_join, each_edit, fk_pairs, join_on, qualifier
+from sqlmend.search.generators.base import (Generator, add_join, each_edit, fk_pairs, join_on, qualifier,
+                                            read_as)
 from sqlmend.sql import ast
 from sqlmend.structure.canonical import is_string_like, scope_tables
 from sqlmend.synth.nodes import conditions, table_of
@@ -67,11 +68,10 @@ def _joined(sel, schema, m, value: str, col, table: str) -> list:
         keys = [(table, col.name, holder.primary_key[0])]
     out = []
     for a, ca, cb in keys:
-        for t in sel.find_all(ast.Table):
-            if t.parent_select is sel and t.name.lower() == a.lower():
-                on = join_on(t.alias or t.name, ca, m.table, cb)
-                out.append((("join", m.table, on, m.column, m.value),
-                            f"value {value!r} is stored in {m.table}.{m.column} (join {m.table} ON {on.sql()})"))
+        for left in read_as(sel, a):
+            on = join_on(left, ca, m.table, cb)
+            out.append((("join", m.table, on, m.column, m.value),
+                        f"value {value!r} is stored in {m.table}.{m.column} (join {m.table} ON {on.sql()})"))
     return out
 
 
@@ -79,8 +79,7 @@ def _apply_for(inp):
     def apply(item, option):
         if option[0] == "join":
             _, table, on, column, value = option
-            cmp, sel = item
-            add_join(sel, table, on, inp.schema)
+            add_join(item[1], table, on, inp.schema)
             return _apply(item, (table, column, value))
         return _apply(item, option)
 
