@@ -31,8 +31,8 @@ def _rows(html: str) -> int:
 def test_filters_and_counts(client):
     c, _, run = client
     assert _rows(c.get("/").text) == len(run.items) == 92
-    assert _rows(c.get("/?verdict=fixed").text) == 4
-    assert _rows(c.get("/?changed=yes&stage=static").text) == 13
+    assert _rows(c.get("/?verdict=fixed").text) == 8
+    assert _rows(c.get("/?changed=yes&stage=static").text) == 17
     assert _rows(c.get("/?rule=VL03").text) == sum("VL03" in it.rules for it in run.items) > 0
     assert _rows(c.get("/?error_type=value_error&db=car_1").text) > 0
     assert _rows(c.get("/?db=no_such_db").text) == 0

@@ -58,8 +58,8 @@ def _decisions(run_dir):
 def test_accept_edit_reject_build_memory_and_rerun(served, browser, screenshot, spider_db, tmp_path):
     browser.get(served.url + "/?changed=yes")
     rows = browser.find_elements(By.CSS_SELECTOR, "#items tbody tr.row")
-    assert len(rows) == 13  # the static rules changed 13 of the 92 queries
-    assert "4" in browser.find_element(By.CSS_SELECTOR, ".counts .v-fixed").text
+    assert len(rows) == 17  # the static rules changed 17 of the 92 queries
+    assert "8" in browser.find_element(By.CSS_SELECTOR, ".counts .v-fixed").text
     screenshot("review-list")
 
     # accept #105 (a join on the foreign-key pair; fixed) with the keyboard: the page moves on to the next item
@@ -141,7 +141,7 @@ def test_html_report_plots_render(car_run, browser, screenshot, tmp_path):
     out = tmp_path / "report.html"
     result = CliRunner().invoke(cli, ["report", str(car_run), "--html", str(out)])
     assert result.exit_code == 0, result.output
-    assert "| static | 13 | 4 | 0 |" in result.output  # Markdown stays the terminal output
+    assert "| static | 17 | 8 | 0 |" in result.output  # Markdown stays the terminal output
     text = out.read_text()
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
     assert "<script" not in text and "<link" not in text  # self-contained: nothing to fetch
@@ -173,7 +173,7 @@ def test_eval_html_report_of_a_paired_evaluation(car_run, browser, tmp_path, spi
     assert result.exit_code == 0, result.output
     assert "| all | 92 |" in result.output  # the Markdown report is still printed
     browser.get(out.as_uri())
-    assert "fixed 4" in browser.find_element(By.CSS_SELECTOR, ".kpis").text.replace("\n", " ")
+    assert "fixed 8" in browser.find_element(By.CSS_SELECTOR, ".kpis").text.replace("\n", " ")
     figures = browser.find_elements(By.CSS_SELECTOR, ".figure svg")
     assert len(figures) == 2 and all(f.size["width"] > 100 and f.size["height"] > 50 for f in figures)
     assert len(browser.find_elements(By.CSS_SELECTOR, "#fig-difficulty rect.bar")) == 8

@@ -22,6 +22,20 @@ def test_bench_static_limit_counts_only_the_limited_questions(tmp_path, data_dir
     assert report["detection"]["any"]["all"]["wrong"] <= 8
 
 
+def test_bench_static_counts_a_flag_whose_fix_keeps_the_answer(tmp_path, data_dir):
+    # dail-sql q61/q62 write PetType = 'Cat' (pets_1 stores 'cat'): the NOT IN then excludes no
+    # student, yet the (major, age) pairs equal the gold's. VL01 flags them although they are
+    # correct by execution; its own fix keeps them correct, so its act precision is 100%.
+    pred = data_dir / "predictions" / "spider-dev" / "dail-sql_gpt-4.sql"
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(app, ["bench", "static", "--pred", str(pred), "--limit", "66", "-q",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    vl01 = json.loads(out.read_text())["detection"]["rules"]["VL01"]["clean"]
+    assert {"dail-sql_gpt-4:61", "dail-sql_gpt-4:62"} <= set(vl01["false_positives"])
+    assert vl01["kept"] >= 2 and vl01["act_precision"] == 1.0 > vl01["precision"]
+
+
 def test_rules_lists_every_rule_with_its_acting_severity():
     result = CliRunner().invoke(app, ["rules", "--json"])
     assert result.exit_code == 0, result.output
@@ -59,5 +73,6 @@ def test_rules_table_is_markdown_off_a_terminal():
     result = CliRunner().invoke(app, ["rules"])  # CliRunner's stdout is not a terminal
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert "| code | name | error type | severity | fix | precision (clean) | precision (all) | flagged |" in lines
+    assert ("| code | name | error type | severity | fix | precision (clean) | precision (all) "
+            "| act precision (clean) | flagged |") in lines
     assert any(line.startswith("| VL05 | ") for line in lines) and "━" not in result.output

@@ -51,6 +51,19 @@ def test_strict_needs_measured_precision():
     assert rules.effective_severity(rules.get("VL04"), high) == "advisory"
 
 
+def test_a_fixing_rule_is_strict_by_what_its_fix_does():
+    # VL01 flagged correct queries (detection precision 0.9) whose own fix kept them correct
+    rule = rules.get("VL01")
+    kept = {"rules": {"VL01": {"precision_clean": 0.9, "act_precision_clean": 1.0}}}
+    lost = {"rules": {"VL01": {"precision_clean": 0.9, "act_precision_clean": 0.95}}}
+    assert rules.effective_severity(rule, kept) == "strict"
+    assert rules.severity_reason(rule, lost) == "below 99.5%"
+    # a rule without fixes is judged by its detection precision alone
+    assert not rules.get("EX02").fixable
+    silent = {"rules": {"EX02": {"precision_clean": 0.9, "act_precision_clean": 1.0}}}
+    assert rules.severity_reason(rules.get("EX02"), silent) == "below 99.5%"
+
+
 def test_unmeasured_or_silent_rules_are_advisory():
     rule = rules.get("VL01")
     assert rules.effective_severity(rule, {}) == "advisory"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sqlmend import llm
+from sqlmend import llm, rules
 from sqlmend.db import connect
 from sqlmend.pipeline import Pipeline, PipelineConfig
 from sqlmend.search import SearchInput, SearchSettings, execute_original, result_key, search
@@ -91,7 +91,9 @@ def _task(question: str, sql: str) -> Task:
 
 
 def test_stage_end_to_end_through_the_pipeline():
-    cfg = PipelineConfig(stages=["static", "search", "guard"])
+    # every rule but VL07, whose proven fix would leave the search nothing to do (next test)
+    codes = [r.code for r in rules.all_rules() if r.code != "VL07"]
+    cfg = PipelineConfig(stages=["static", "search", "guard"], options={"static": {"codes": codes}})
     pipe = Pipeline(cfg, resolve=lambda stage: None)
     c = pipe.correct(_task(Q111, WRONG_111))
     trace = next(t for t in c.stages if t.stage == "search")
@@ -107,6 +109,17 @@ def _car_path():
     from sqlmend.paths import data_root
 
     return data_root() / "spider" / "database" / "car_1" / "car_1.sqlite"
+
+
+def test_a_value_in_a_sibling_column_is_the_static_stage_s_proven_fix():
+    # cn.Model never holds the make's name; car_names.Make, in scope, does (VL07, strict)
+    pipe = Pipeline(PipelineConfig(stages=["static", "search", "guard"]), resolve=lambda stage: None)
+    c = pipe.correct(_task(Q111, WRONG_111))
+    static = next(t for t in c.stages if t.stage == "static")
+    assert static.verdict.accepted and "VL07" in {f.code for f in static.findings}
+    assert next(t for t in c.stages if t.stage == "search").status == "skipped"
+    with connect(str(_car_path())) as db:
+        assert result_key(db.execute(c.sql)) == result_key(db.execute(GOLD_111))
 
 
 def test_a_correct_query_is_kept_even_when_searched():

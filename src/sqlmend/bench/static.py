@@ -6,6 +6,10 @@ original (the paired report: fixed / regressed / ΔEX, all and gold-clean), and
 each rule's findings are scored against execution correctness: detection
 precision and recall per rule, over all scored predictions and over the
 gold-clean ones (:mod:`sqlmend.bench.suspects`), with the stage's latency.
+A fixing rule also gets its *act precision*: a flag on a correct prediction
+counts against it only when the rule's own fix turns that prediction wrong
+(the first law is about what a fix does; a flag whose fix keeps the answer
+loses nothing). Strictness reads it (:func:`sqlmend.rules.severity_reason`).
 
 The measured precision is data: :func:`precision_record` turns a report into
 the file :func:`sqlmend.rules.measured` reads (see ``rules/__init__.py`` for
@@ -37,20 +41,30 @@ class Judged:
     strict_codes: set[str]  # codes of its strict findings
     correct: bool
     suspect: bool  # the gold of its question triggers a rule
+    kept: frozenset[str] = frozenset()  # codes whose own fix keeps this correct prediction correct
 
 
-def _counts(items: list[Judged], hit) -> dict[str, Any]:
-    """Detection counts of one rule (or the catalogue): the positive class is "incorrect"."""
+def _counts(items: list[Judged], hit, code: str | None = None) -> dict[str, Any]:
+    """Detection counts of one rule (or the catalogue): the positive class is "incorrect".
+
+    With ``code``, ``kept`` counts the flagged correct predictions that rule's own
+    fix keeps correct, and ``act_precision`` is ``(true_pos + kept) / flagged``.
+    """
     c = Confusion()
     false_pos: list[str] = []
+    kept = 0
     for j in items:
         c.add(bool(hit(j)), not j.correct)
         if hit(j) and j.correct:
             false_pos.append(f"{j.system}:{j.question_id}")
+            kept += code is not None and code in j.kept
     flagged = c.tp + c.fp
-    return {"flagged": flagged, "true_pos": c.tp, "wrong": c.tp + c.fn,
-            "precision": round(c.precision, 4) if flagged else None,
-            "recall": round(c.recall, 4), "false_positives": false_pos[:20]}
+    out = {"flagged": flagged, "true_pos": c.tp, "wrong": c.tp + c.fn,
+           "precision": round(c.precision, 4) if flagged else None,
+           "recall": round(c.recall, 4), "false_positives": false_pos[:20]}
+    if code is not None:
+        out.update(kept=kept, act_precision=round((c.tp + kept) / flagged, 4) if flagged else None)
+    return out
 
 
 def detection(judged: Iterable[Judged], codes: list[str]) -> dict[str, Any]:
@@ -63,14 +77,15 @@ def detection(judged: Iterable[Judged], codes: list[str]) -> dict[str, Any]:
     Returns:
         ``{"rules": {code: {"all": counts, "clean": counts}}, "any": ..., "strict": ...}``;
         counts are ``flagged``, ``true_pos``, ``wrong``, ``precision`` (None when nothing
-        was flagged), ``recall`` and the first 20 ``false_positives``.
+        was flagged), ``recall`` and the first 20 ``false_positives``; a rule's also
+        ``kept`` and ``act_precision`` (see :func:`_counts`).
     """
     items = list(judged)
     clean = [j for j in items if not j.suspect]
     out: dict[str, Any] = {"rules": {}}
     for code in codes:
-        out["rules"][code] = {"all": _counts(items, lambda j, c=code: c in j.codes),
-                              "clean": _counts(clean, lambda j, c=code: c in j.codes)}
+        out["rules"][code] = {"all": _counts(items, lambda j, c=code: c in j.codes, code),
+                              "clean": _counts(clean, lambda j, c=code: c in j.codes, code)}
     for name, hit in (("any", lambda j: bool(j.codes)), ("strict", lambda j: bool(j.strict_codes))):
         out[name] = {"all": _counts(items, hit), "clean": _counts(clean, hit)}
     return out
@@ -196,6 +211,7 @@ def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float =
             report = compare(before, after, suspect_ids=suspects)
             paired[path.stem] = report.to_dict()
             reports.append(report)
+            kept = fixes_kept(ds, before, sub, findings)
             for qid in sub:
                 res = before.result(qid)
                 if not res.scored:
@@ -203,12 +219,51 @@ def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float =
                 fs = findings.get(qid, [])
                 judged.append(Judged(qid, path.stem, {f.code for f in fs},
                                      {f.code for f in fs if f.severity == "strict"}, res.correct,
-                                     qid in suspects))
+                                     qid in suspects, frozenset(kept.get(qid, ()))))
     det = detection(judged, [r.code for r in rules.all_rules()])
     return StaticBench(report={"date": _dt.date.today().isoformat(), "dataset": dataset,
                                "files": [p.name for p in pred], "detection": det,
                                "latency": latency(seconds), "paired": paired, "gold_suspect": suspects},
                        paired=reports)
+
+
+def fixes_kept(ds: Any, before: Any, preds: dict[str, str], findings: dict[str, list]) -> dict[str, set[str]]:
+    """For each correct prediction a rule flagged, the codes whose own fix keeps it correct.
+
+    Each rule's fixes are applied alone (the one fix engine), and the rewrites are
+    evaluated against the gold like the predictions were.
+
+    Args:
+        ds: the dataset evaluated.
+        before: the predictions' evaluation report.
+        preds: ``{question_id: sql}`` as evaluated.
+        findings: the static stage's findings per question.
+
+    Returns:
+        ``{question_id: {code, ...}}``.
+    """
+    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.errors import SqlError
+    from sqlmend.rules import engine
+
+    by_code: dict[str, dict[str, str]] = {}
+    for qid, fs in findings.items():
+        if qid not in preds or not before.result(qid).scored or not before.result(qid).correct:
+            continue
+        for code in {f.code for f in fs if f.fixes}:
+            try:
+                by_code.setdefault(code, {})[qid] = engine.apply(
+                    preds[qid], [fx for f in fs if f.code == code for fx in f.fixes])
+            except SqlError:
+                continue
+    kept: dict[str, set[str]] = {}
+    for code, rewrites in by_code.items():
+        sub = replace(ds, tasks=[t for t in ds.tasks if t.question_id in rewrites])
+        report = evaluate(sub, rewrites, label=f"{code} fixes")
+        for qid in rewrites:
+            if report.result(qid).correct:
+                kept.setdefault(qid, set()).add(code)
+    return kept
 
 
 def default_precision_path() -> Path:
@@ -229,6 +284,8 @@ def precision_record(report: dict[str, Any], pred: list[Path]) -> dict[str, Any]
     return {"date": report["date"], "dataset": report["dataset"], "files": report["files"],
             "command": "sqlmend bench static --write-precision " + " ".join(f"--pred {p}" for p in pred),
             "rules": {c: {"precision_clean": d["clean"]["precision"], "precision_all": d["all"]["precision"],
+                          "act_precision_clean": d["clean"].get("act_precision"),
+                          "act_precision_all": d["all"].get("act_precision"),
                           "flagged_clean": d["clean"]["flagged"], "flagged_all": d["all"]["flagged"]}
                       for c, d in det["rules"].items()}}
 
@@ -241,11 +298,12 @@ def detection_lines(report: dict[str, Any]) -> list[str]:
         return "-" if v is None else f"{100 * v:.1f}"
 
     lines = ["| rule | flagged (all) | precision % (all) | recall % (all) | flagged (clean) | "
-             "precision % (clean) | recall % (clean) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "precision % (clean) | recall % (clean) | act precision % (clean) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, d in [*det["rules"].items(), ("any rule", det["any"]), ("strict rules", det["strict"])]:
         a, c = d["all"], d["clean"]
         lines.append(f"| {name} | {a['flagged']} | {pct(a['precision'])} | {pct(a['recall'])} | "
-                     f"{c['flagged']} | {pct(c['precision'])} | {pct(c['recall'])} |")
+                     f"{c['flagged']} | {pct(c['precision'])} | {pct(c['recall'])} | {pct(c.get('act_precision'))} |")
     return lines + [
         f"\nwrong predictions: {det['any']['all']['wrong']} (all), {det['any']['clean']['wrong']} (gold-clean)",
         f"ms per query (whole stage): median {speed['median_ms']}, p95 {speed['p95_ms']} over {speed['n']} queries",

@@ -92,8 +92,10 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
     """List the rule catalogue: code, name, error type, severity, measured precision.
 
     A rule acts as strict (its fixes are applied automatically) only when declared
-    strict and measured at >= 99.5% precision on gold-clean questions; unmeasured
-    rules are advisory. The measurements are the packaged rules/precision.json, or
+    strict and measured at >= 99.5% precision on gold-clean questions; for a rule
+    that fixes, the act precision counts (a flag on a correct query counts against
+    it only when the rule's own fix turns that query wrong). Unmeasured rules are
+    advisory. The measurements are the packaged rules/precision.json, or
     the file $SQLMEND_RULES_PRECISION names (`sqlmend bench static --write-precision`
     writes one).
     """
@@ -110,7 +112,8 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
                      "declared": rule.severity, "severity": rules.effective_severity(rule, measured),
                      "why": rules.severity_reason(rule, measured),
                      "fixable": rule.fixable, "precision_clean": m.get("precision_clean"),
-                     "precision_all": m.get("precision_all"), "flagged": m.get("flagged_all"),
+                     "precision_all": m.get("precision_all"), "act_precision_clean": m.get("act_precision_clean"),
+                     "flagged": m.get("flagged_all"),
                      "message": rule.message})
     if as_json:
         typer.echo(json.dumps(rows))
@@ -120,11 +123,11 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
         return "-" if v is None else f"{100 * v:.1f}%"
 
     print_table(("code", "name", "error type", "severity", "fix", "precision (clean)", "precision (all)",
-                 "flagged"),
+                 "act precision (clean)", "flagged"),
                 [(r["code"], r["name"], r["error_type"],
                   r["severity"] if r["why"] in ("measured", "declared advisory") else f"{r['severity']} ({r['why']})",
                   "yes" if r["fixable"] else "", pct(r["precision_clean"]), pct(r["precision_all"]),
-                  r["flagged"] or 0) for r in rows],
+                  pct(r["act_precision_clean"]) if r["fixable"] else "", r["flagged"] or 0) for r in rows],
                 title=f"sqlmend rules (measured {measured.get('date', 'never')}, "
                       f"{'packaged' if source == rules.PRECISION_FILE else source})")
 

@@ -10,7 +10,11 @@ its findings carry evidence and fixes as data, applied by the one fix engine (:m
 A rule is *strict* (its fixes may be applied automatically) only if declared so
 and its measured precision on gold-clean questions is at least
 :data:`STRICT_PRECISION`; a rule never measured, or one that flagged nothing
-when measured, is advisory: its findings are hints for later stages.
+when measured, is advisory: its findings are hints for later stages. For a
+rule that fixes, the precision measured is its *act precision*: a flag on a
+correct query counts against it only when the rule's own fix turns that query
+wrong (``sqlmend bench static`` measures both; files without it fall back to
+the detection precision).
 
 The measurements are data: the package ships ``rules/precision.json`` (the
 default, measured on the five Spider-dev prediction files); a file of your own
@@ -127,8 +131,9 @@ def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> s
     """
     if rule.severity != "strict":
         return "declared advisory"
-    m = (measurements if measurements is not None else measured()).get("rules", {}).get(rule.code)
-    precision = (m or {}).get("precision_clean")
+    m = (measurements if measurements is not None else measured()).get("rules", {}).get(rule.code) or {}
+    precision = m.get("act_precision_clean") if rule.fixable and m.get("act_precision_clean") is not None \
+        else m.get("precision_clean")
     if precision is None:
         return "unmeasured"
     if precision < STRICT_PRECISION:

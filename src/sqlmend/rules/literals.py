@@ -17,7 +17,7 @@ from sqlmend.rules import engine
 from sqlmend.rules.analysis import Comparison
 from sqlmend.sql.fixes import node_path
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.values import index_decides
+from sqlmend.rules.values import index_decides, spellings
 from sqlmend.types import Finding
 
 #: Operators whose literal must occur in the column for the comparison to mean anything.
@@ -156,3 +156,31 @@ class LiteralRule(Rule):
         """The finding on one absent literal, or ``None``."""
         raise NotImplementedError
 
+
+
+class SpellingRule(LiteralRule):
+    """A value rule whose literal is one stored spelling away (:func:`sqlmend.rules.values.spellings`).
+
+    Reported when the column holds exactly one other spelling of the literal and
+    :meth:`takes` accepts it (VL01: letter case only; VL06: surrounding spaces);
+    the fix uses the stored spelling.
+    """
+
+    replaces = True
+    source: ClassVar[str] = "value index"  # how the stored spelling was found (the finding's evidence)
+
+    def takes(self, literal: str, stored: str) -> bool:
+        """Whether this rule reports a literal stored as ``stored``."""
+        raise NotImplementedError
+
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        if not isinstance(absent.value, str):
+            return None
+        found = spellings(ctx, absent.table, absent.column, absent.value)
+        if len(found) != 1 or not self.takes(absent.value, found[0]):
+            return None
+        stored = found[0]
+        return literal_finding(
+            self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
+            {"stored": stored, "matches_as_written": 0, "source": self.source},
+            fixes=[replacement_fix(ctx, absent, stored)])

@@ -5,7 +5,8 @@ value index (``db.value_index()``: distinct text values per column, built once
 and cached on disk, microsecond lookups) answers them without a query:
 
 * :func:`spellings`: the stored values equal to it up to case and surrounding
-  spaces ('Aberdeen' -> 'Aberdeen ');
+  spaces ('Aberdeen' -> 'Aberdeen '); :func:`case_only` tells a case spelling
+  (VL01) from one with other spaces (VL06);
 * :func:`variants`: the stored values it is another form of: singular/plural
   ('Bachelors' -> 'Bachelor'), an abbreviation or initials in either direction
   ('female' -> 'F', 'USA' -> 'United States of America'), a word prefix of the
@@ -106,6 +107,11 @@ def index_decides(ctx: Any, table: str, column: str, value: Any) -> bool:
     if ctx.dialect == "sqlite":
         return sqlite_affinity(col.type) in ("text", "blob") or as_number(value) is None
     return any(t in (col.type or "").lower() for t in TEXT_TYPES)
+
+
+def case_only(literal: str, stored: str) -> bool:
+    """Whether a stored spelling differs from the literal only in letter case (not in spaces)."""
+    return literal.casefold() == stored.casefold()
 
 
 def spellings(ctx: Any, table: str, column: str, value: Any, limit: int = 5) -> list[str]:

@@ -1,21 +1,20 @@
-"""VL01: a literal differs from the value the column stores only by case or surrounding spaces."""
+"""VL01: a literal differs from the value the column stores only by letter case."""
 
 from __future__ import annotations
 
-from sqlmend.rules.base import RuleContext
-from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, replacement_fix
-from sqlmend.rules.values import spellings
-from sqlmend.types import Finding
+from sqlmend.rules.literals import SpellingRule
+from sqlmend.rules.values import case_only
 
 
-class CaseVariant(LiteralRule):
-    """The literal does not occur in the column, but exactly one stored value equals it up to case and spaces.
+class CaseVariant(SpellingRule):
+    """The literal does not occur in the column, but exactly one stored value equals it up to letter case.
 
-    The comparison matches no row as written; the data holds one variant that
-    differs only in letter case or leading/trailing spaces, so that variant is
-    what the query means. Reported only when using the stored values changes the
-    query's result (otherwise the mismatch does not affect the answer).
-    Fix: use the stored value.
+    The comparison matches no row as written (SQLite's ``=`` tells case apart);
+    the data holds one variant that differs only in letter case, so that
+    variant is what the query means. Reported only when the column holds no
+    other spelling (a variant with other surrounding spaces is VL06's) and
+    using the stored value changes the query's result (otherwise the mismatch
+    does not affect the answer). Fix: use the stored value.
 
     Anti-pattern::
 
@@ -32,19 +31,10 @@ class CaseVariant(LiteralRule):
     severity = "strict"
     fixable = True
 
-    replaces = True
+    source = "value index (case)"
 
-    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
-        if not isinstance(absent.value, str):
-            return None
-        variants = spellings(ctx, absent.table, absent.column, absent.value)
-        if len(variants) != 1:
-            return None
-        stored = variants[0]
-        return literal_finding(
-            self, absent, f"({absent.table}.{absent.column} holds {stored!r}, not {absent.value!r})",
-            {"stored": stored, "matches_as_written": 0, "source": "value index (trim)"},
-            fixes=[replacement_fix(ctx, absent, stored)])
+    def takes(self, literal: str, stored: str) -> bool:
+        return case_only(literal, stored)
 
 
 RULE = CaseVariant()

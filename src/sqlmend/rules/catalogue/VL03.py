@@ -34,7 +34,7 @@ class StoredElsewhere(LiteralRule):
         if not isinstance(absent.value, str) or not absent.value.strip():
             return None
         if spellings(ctx, absent.table, absent.column, absent.value):
-            return None  # a variant in the column itself: VL01's business
+            return None  # a variant in the column itself: VL01's or VL06's business
         found = holders(ctx, absent.value, exclude=(absent.table, absent.column))
         if not found:
             return None

@@ -36,7 +36,7 @@ class StoredNowhere(LiteralRule):
             return None  # a number written as a string: VL02's business
         if spellings(ctx, absent.table, absent.column, absent.value) or variants(
                 ctx, absent.table, absent.column, absent.value):
-            return None  # VL01's / VL05's business
+            return None  # VL01's / VL05's / VL06's business
         if holders(ctx, absent.value, exclude=(absent.table, absent.column), limit=1):
             return None
         return literal_finding(self, absent, f"({absent.value!r})",

@@ -38,7 +38,7 @@ class FormVariant(LiteralRule):
 
     def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
         if spellings(ctx, absent.table, absent.column, absent.value):
-            return None  # a case/space spelling: VL01's business
+            return None  # a case/space spelling: VL01's or VL06's business
         found = variants(ctx, absent.table, absent.column, absent.value)
         if len(found) != 1:
             return None

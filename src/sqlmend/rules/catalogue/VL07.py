@@ -1,0 +1,75 @@
+"""VL07: the literal is stored in another column of a table the query already reads."""
+
+from __future__ import annotations
+
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, replacement_fix
+from sqlmend.rules.values import case_only, holders, spellings
+from sqlmend.sql.fixes import node_path
+from sqlmend.types import Finding
+
+
+class StoredInScope(LiteralRule):
+    """The literal never occurs in the compared column, but exactly one column of the tables in scope stores it.
+
+    The query compares the right value with the wrong column of a table it
+    already reads: ``continent = 'Caribbean'`` where the table's ``Region``
+    column holds 'Caribbean', or ``T2.Name = 'Anguilla'`` on the city table
+    where the joined country table's ``Name`` holds it. Reported only when one
+    column of one table read once in that SELECT holds the value (as written,
+    or differing only in letter case: then the stored spelling is used too) —
+    or, when several do, one of them has the compared column's name — the
+    compared column itself holds no spelling of it, and the rewrite changes the
+    query's result. VL03 reports the same literal with every holder in the
+    database. Fix: compare that column.
+
+    Anti-pattern::
+
+        SELECT sum(SurfaceArea) FROM country WHERE Continent = 'Caribbean'
+
+    Fixed::
+
+        SELECT sum(SurfaceArea) FROM country WHERE Region = 'Caribbean'
+    """
+
+    code = "VL07"
+    name = "value.stored_in_scope"
+    error_type = "value_error"
+    severity = "strict"
+    fixable = True
+
+    replaces = True
+
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        value = absent.value
+        if not isinstance(value, str) or not value.strip():
+            return None
+        if spellings(ctx, absent.table, absent.column, value):
+            return None  # a variant in the column itself: VL01's or VL06's business
+        ref = absent.comparison.column
+        sources = ctx.analysis.sources(ref.select) if ref.select is not None else []
+        reads: dict[str, list] = {}
+        for s in sources:
+            if s.table:
+                reads.setdefault(s.table.lower(), []).append(s)
+        found = [(reads[m.table.lower()], m) for m in holders(ctx, value, exclude=(absent.table, absent.column))
+                 if m.table.lower() in reads and (m.value == value or case_only(value, m.value))]
+        if len(found) > 1:  # several holders: the one named like the compared column, if just one
+            found = [f for f in found if f[1].column.lower() == absent.column.lower()]
+        if len(found) != 1 or len(found[0][0]) != 1:
+            return None
+        (source,), match = found[0]
+        column = ref.node
+        qualify = bool(column.table) or len(sources) > 1
+        fixes = [{"op": "replace_column", "path": node_path(column), "expect": column.sql(dialect=ctx.dialect),
+                  "column": match.column, "table": source.node.alias_or_name if qualify else None}]
+        if match.value != value:
+            fixes.append(replacement_fix(ctx, absent, match.value))
+        return literal_finding(
+            self, absent, f"({match.table}.{match.column}, read as {source.node.alias_or_name}, holds {match.value!r})",
+            {"stored": match.value, "holder": f"{match.table}.{match.column}", "matches_as_written": 0,
+             "source": "value index"},
+            fixes=fixes, also=[f"{match.table}.{match.column}"])
+
+
+RULE = StoredInScope()
