@@ -83,6 +83,13 @@ def test_jsonl_predictions_name_the_bad_record(spider_dev, tmp_path):
         load_predictions(path, spider_dev)
 
 
+def test_a_spider_gold_file_reads_as_predictions(spider_dev, spider_dir):
+    # dev_gold.sql is "SQL<TAB>db_id" per line: the database name is dropped, not read as SQL
+    preds = load_predictions(spider_dir / "dev_gold.sql", spider_dev)
+    assert preds == {t.question_id: t.gold.strip() for t in spider_dev.tasks}
+    assert not any("\t" in sql for sql in preds.values())
+
+
 @pytest.mark.parametrize("fmt", ["spider", "bird", "jsonl"])
 def test_prediction_formats_round_trip(spider_dev, pred_dir, tmp_path, fmt):
     original = load_predictions(pred_dir / "din-sql_gpt-4.sql", spider_dev)

@@ -75,6 +75,9 @@ def sniff_pred_format(path: str | os.PathLike) -> str:
 def read_spider_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str, str]:
     """Read one SQL per line; line *i* (1-based) answers task *i - 1*.
 
+    A line in the layout of Spider's gold files, ``SQL<TAB>db_id`` with its task's
+    database, is read too: the database name is dropped.
+
     Args:
         path: the file.
         dataset: the dataset the file answers.
@@ -102,7 +105,11 @@ def read_spider_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[s
         raise DatasetError(f"{path}: {len(lines)} lines, but {dataset.name} has {n} questions "
                            f"(line {len(lines) + 1}, question_id {dataset.tasks[len(lines)].question_id}, "
                            "is missing)")
-    return {task.question_id: line.strip() for task, line in zip(dataset.tasks, lines)}
+    out: dict[str, str] = {}
+    for task, line in zip(dataset.tasks, lines):
+        sql, tab, db_id = line.rpartition("\t")
+        out[task.question_id] = (sql if tab and db_id.strip() == task.db_id else line).strip()
+    return out
 
 
 def read_bird_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str, str]:
