@@ -75,3 +75,18 @@ def test_fix_engine_applies_every_operation_on_one_tree():
         sql.fixes.apply(text, [dict(fixes[0], expect="'x'")])  # stale: the node is not what the planner saw
     with pytest.raises(FixError, match="needs a SELECT"):
         sql.fixes.apply(text, [{"op": "set_distinct", "path": sql.fixes.node_path(lit)}])
+
+
+def test_key_lookup_replaces_a_comparison_with_a_lookup_of_its_key():
+    text = "SELECT name FROM singer WHERE country_id = 'France' AND age <> 3"
+    tree = sql.parse(text)
+    eq = tree.find(sql.ast.EQ)
+    fix = {"op": "key_lookup", "path": sql.fixes.node_path(eq), "expect": "country_id = 'France'",
+           "table": "country", "key": "id", "column": "name", "value": "france"}
+    assert sql.fixes.apply(text, [fix]) == (
+        "SELECT name FROM singer WHERE country_id IN (SELECT id FROM country WHERE name = 'france') AND age <> 3")
+    with pytest.raises(FixError, match="needs = or <>"):
+        sql.fixes.apply(text, [dict(fix, path=sql.fixes.node_path(tree.find(sql.ast.And)), expect=None)])
+    both = "SELECT name FROM singer WHERE 'a' = 'b'"
+    with pytest.raises(FixError, match="needs a column"):
+        sql.fixes.apply(both, [dict(fix, path="where.this", expect=None)])

@@ -139,6 +139,23 @@ def unless_moot(ctx: RuleContext, findings: list[Finding]) -> list[Finding]:
     return findings
 
 
+def misplaced(ctx: RuleContext, absent: AbsentLiteral) -> bool:
+    """A text literal whose column holds no spelling of it (so it may belong to another column)."""
+    value = absent.value
+    return (isinstance(value, str) and bool(value.strip())
+            and not spellings(ctx, absent.table, absent.column, value))
+
+
+def scope_reads(ctx: RuleContext, absent: AbsentLiteral) -> dict[str, list[Any]]:
+    """The schema tables the literal's own SELECT reads: ``{table (lower-cased): [its sources]}``."""
+    select = absent.comparison.column.select
+    reads: dict[str, list[Any]] = {}
+    for source in ctx.analysis.sources(select) if select is not None else []:
+        if source.table:
+            reads.setdefault(source.table.lower(), []).append(source)
+    return reads
+
+
 class LiteralRule(Rule):
     """A value rule: each literal that no row holds (:func:`absent_literals`) is judged on its own.
 

@@ -12,6 +12,9 @@ Operations:
 ``replace_column``  ``{"path", "expect", "column", "table"}``: the column is renamed
     (and requalified when ``table`` is given).
 ``set_distinct``  ``{"path", "expect"}``: the SELECT at ``path`` gets DISTINCT.
+``key_lookup``  ``{"path", "expect", "table", "key", "column", "value"}``: the comparison
+    ``col = literal`` (``<>``: NOT IN) at ``path`` becomes ``col IN (SELECT key FROM table
+    WHERE column = value)``: a name compared with the code that stands for it.
 
 >>> apply("SELECT a FROM t WHERE b = 'x'",
 ...       [{"op": "replace_literal", "path": "where.this.expression", "expect": "'x'", "value": "X"}])
@@ -30,7 +33,7 @@ from sqlmend.errors import FixError
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
 
-OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct")
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path"]
 
@@ -86,11 +89,25 @@ def _replacement(node: Any, fix: dict) -> Any:
         name = fix.get("column") or node.name
         table = fix.get("table") or node.table or None
         return exp.column(name, table=table)
+    if op == "key_lookup":
+        return _key_lookup(node, fix)
     if op == "set_distinct":
         if not isinstance(node, exp.Select):
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
         return "distinct"
     raise FixError(f"unknown fix operation {op!r}; known: {', '.join(OPERATIONS)}")
+
+
+def _key_lookup(node: Any, fix: dict) -> Any:
+    if not isinstance(node, (exp.EQ, exp.NEQ)):
+        raise FixError(f"key_lookup needs = or <>, found {type(node).__name__}")
+    column = next((side for side in (node.this, node.expression) if isinstance(side, exp.Column)), None)
+    if column is None:
+        raise FixError("key_lookup needs a column on one side")
+    lookup = (exp.select(exp.column(fix["key"])).from_(exp.to_table(fix["table"]))
+              .where(exp.EQ(this=exp.column(fix["column"]), expression=_literal(fix["value"]))))
+    found = exp.In(this=column.copy(), query=exp.Subquery(this=lookup))
+    return exp.Not(this=found) if isinstance(node, exp.NEQ) else found
 
 
 def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import RuleContext
-from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, replacement_fix
-from sqlmend.rules.values import case_only, holders, spellings
+from sqlmend.rules.literals import (AbsentLiteral, LiteralRule, literal_finding, misplaced, replacement_fix,
+                                    scope_reads)
+from sqlmend.rules.values import case_only, holders
 from sqlmend.sql.fixes import node_path
 from sqlmend.types import Finding
 
@@ -41,17 +42,10 @@ class StoredInScope(LiteralRule):
     replaces = True
 
     def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
-        value = absent.value
-        if not isinstance(value, str) or not value.strip():
-            return None
-        if spellings(ctx, absent.table, absent.column, value):
-            return None  # a variant in the column itself: VL01's or VL06's business
-        ref = absent.comparison.column
-        sources = ctx.analysis.sources(ref.select) if ref.select is not None else []
-        reads: dict[str, list] = {}
-        for s in sources:
-            if s.table:
-                reads.setdefault(s.table.lower(), []).append(s)
+        if not misplaced(ctx, absent):
+            return None  # not text, or a variant in the column itself (VL01's or VL06's business)
+        value, ref = absent.value, absent.comparison.column
+        reads = scope_reads(ctx, absent)
         found = [(reads[m.table.lower()], m) for m in holders(ctx, value, exclude=(absent.table, absent.column))
                  if m.table.lower() in reads and (m.value == value or case_only(value, m.value))]
         if len(found) > 1:  # several holders: the one named like the compared column, if just one
@@ -60,7 +54,7 @@ class StoredInScope(LiteralRule):
             return None
         (source,), match = found[0]
         column = ref.node
-        qualify = bool(column.table) or len(sources) > 1
+        qualify = bool(column.table) or len(ctx.analysis.sources(ref.select)) > 1
         fixes = [{"op": "replace_column", "path": node_path(column), "expect": column.sql(dialect=ctx.dialect),
                   "column": match.column, "table": source.node.alias_or_name if qualify else None}]
         if match.value != value:

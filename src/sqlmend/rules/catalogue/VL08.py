@@ -1,0 +1,83 @@
+"""VL08: a name compared with the foreign-key code that stands for it."""
+
+from __future__ import annotations
+
+from sqlmend.rules.base import RuleContext
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, misplaced, scope_reads
+from sqlmend.rules.values import case_only, holders
+from sqlmend.sql.fixes import node_path
+from sqlmend.types import Finding
+
+
+class StoredBehindKey(LiteralRule):
+    """The literal is compared with a foreign-key column, but the table that key references stores it.
+
+    The query compares a name with the code that stands for it:
+    ``car_makers.Country = 'France'``, where ``Country`` holds country ids and
+    the referenced ``countries`` table holds 'france' in ``CountryName``.
+    Reported for ``=`` and ``<>`` when the compared column holds no spelling of
+    the literal, is a declared foreign key, exactly one column of the referenced
+    table stores the literal (as written, or differing only in letter case), no
+    table the query already reads stores it (VL07's business), and the rewrite
+    changes the query's result. The fix looks the key up, which keeps the
+    query's rows and their multiplicity. Fix: ``col IN (SELECT key FROM table
+    WHERE column = value)`` (``NOT IN`` for ``<>``).
+
+    Anti-pattern::
+
+        SELECT count(*) FROM car_makers WHERE Country = 'France'
+
+    Fixed::
+
+        SELECT count(*) FROM car_makers WHERE Country IN (SELECT CountryId FROM countries WHERE CountryName = 'france')
+    """
+
+    code = "VL08"
+    name = "value.stored_behind_key"
+    error_type = "value_error"
+    severity = "strict"
+    fixable = True
+
+    replaces = True
+
+    def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
+        if absent.comparison.op not in ("eq", "neq") or not misplaced(ctx, absent):
+            return None  # not text, or a variant in the column itself (VL01's or VL06's business)
+        value = absent.value
+        target = _referenced(ctx, absent.table, absent.column)
+        if target is None:
+            return None
+        ref_table, key = target
+        read = scope_reads(ctx, absent)
+        found = holders(ctx, value, exclude=(absent.table, absent.column))
+        if any(m.table.lower() in read for m in found):
+            return None  # stored in a table the query reads: VL07's business
+        behind = [m for m in found if m.table.lower() == ref_table.lower()
+                  and (m.value == value or case_only(value, m.value))]
+        if len(behind) != 1:
+            return None
+        match = behind[0]
+        node = absent.comparison.node
+        fix = {"op": "key_lookup", "path": node_path(node), "expect": node.sql(dialect=ctx.dialect),
+               "table": match.table, "key": key, "column": match.column, "value": match.value}
+        return literal_finding(
+            self, absent, f"({absent.table}.{absent.column} references {match.table}.{key}; "
+                          f"{match.table}.{match.column} holds {match.value!r})",
+            {"stored": match.value, "holder": f"{match.table}.{match.column}", "key": f"{match.table}.{key}",
+             "matches_as_written": 0, "source": "value index"},
+            fixes=[fix], also=[match.table, f"{match.table}.{match.column}"])
+
+
+def _referenced(ctx: RuleContext, table: str, column: str) -> tuple[str, str] | None:
+    """The ``(table, key column)`` a single-column foreign key on ``table.column`` references."""
+    for fk in ctx.schema.foreign_keys:
+        if (fk.table.lower() == table.lower() and len(fk.columns) == 1
+                and fk.columns[0].lower() == column.lower() and len(fk.ref_columns) == 1):
+            ref = ctx.schema.table(fk.ref_table)
+            col = ref.column(fk.ref_columns[0]) if ref is not None else None
+            if ref is not None and col is not None:
+                return ref.name, col.name
+    return None
+
+
+RULE = StoredBehindKey()
