@@ -78,3 +78,13 @@ class Probe:
         rows = self._rows(f"SELECT 1 FROM {quote(lt)} AS l JOIN {quote(rt)} AS r ON "
                           f"l.{quote(lc)} = r.{quote(rc)} LIMIT 1", 1)
         return None if rows is None else bool(rows)
+
+    def included(self, left: tuple[str, str], right: tuple[str, str]) -> bool | None:
+        """Whether ``left`` column holds values, every one of them also a value of ``right`` (an
+        inclusion dependency: the data's own evidence of a foreign key no schema declares)."""
+        (lt, lc), (rt, rc) = left, right
+        if not self.non_null_count(lt, lc):
+            return False
+        rows = self._rows(f"SELECT 1 FROM {quote(lt)} AS l WHERE l.{quote(lc)} IS NOT NULL AND NOT EXISTS "
+                          f"(SELECT 1 FROM {quote(rt)} AS r WHERE r.{quote(rc)} = l.{quote(lc)}) LIMIT 1", 1)
+        return None if rows is None else not rows

@@ -19,7 +19,11 @@ class StoredBehindKey(LiteralRule):
     the literal, is a declared foreign key, exactly one column of the referenced
     table stores the literal (as written, or differing only in letter case), no
     table the query already reads stores it (VL07's business), and the rewrite
-    changes the query's result. The fix looks the key up, which keeps the
+    changes the query's result. Where the schema declares no key on the column,
+    the data may: a table that stores the literal, whose one-column primary key
+    holds every value of the compared column (flight_2's ``flights.Airline``
+    holds ``airlines.uid`` values), is the referenced table when it is the only
+    such table. The fix looks the key up, which keeps the
     query's rows and their multiplicity. Fix: ``col IN (SELECT key FROM table
     WHERE column = value)`` (``NOT IN`` for ``<>``).
 
@@ -44,16 +48,16 @@ class StoredBehindKey(LiteralRule):
         if absent.comparison.op not in ("eq", "neq") or not misplaced(ctx, absent):
             return None  # not text, or a variant in the column itself (VL01's or VL06's business)
         value = absent.value
-        target = _referenced(ctx, absent.table, absent.column)
-        if target is None:
-            return None
-        ref_table, key = target
         read = scope_reads(ctx, absent)
         found = holders(ctx, value, exclude=(absent.table, absent.column))
         if any(m.table.lower() in read for m in found):
             return None  # stored in a table the query reads: VL07's business
-        behind = [m for m in found if m.table.lower() == ref_table.lower()
-                  and (m.value == value or case_only(value, m.value))]
+        found = [m for m in found if m.value == value or case_only(value, m.value)]
+        target = _referenced(ctx, absent.table, absent.column) or _implied(ctx, absent, found)
+        if target is None:
+            return None
+        ref_table, key = target
+        behind = [m for m in found if m.table.lower() == ref_table.lower()]
         if len(behind) != 1:
             return None
         match = behind[0]
@@ -78,6 +82,18 @@ def _referenced(ctx: RuleContext, table: str, column: str) -> tuple[str, str] | 
             if ref is not None and col is not None:
                 return ref.name, col.name
     return None
+
+
+def _implied(ctx: RuleContext, absent: AbsentLiteral, found: list) -> tuple[str, str] | None:
+    """The one holder table whose one-column primary key holds every value of the compared column."""
+    keys = set()
+    for m in found:
+        table = ctx.schema.table(m.table)
+        if table is None or m.table.lower() == absent.table.lower() or len(table.primary_key) != 1:
+            continue
+        if ctx.probe.included((absent.table, absent.column), (table.name, table.primary_key[0])):
+            keys.add((table.name, table.primary_key[0]))
+    return keys.pop() if len(keys) == 1 else None
 
 
 RULE = StoredBehindKey()
