@@ -171,10 +171,44 @@ def bench_static(
                    f"(otherwise the packaged {rules.PRECISION_FILE.name})")
 
 
+def bench_static_train_cmd(
+    questions: int = typer.Option(2500, help="Training questions drawn (a seeded sample)."),
+    seed: int = typer.Option(0, help="Seed of the sample and of the column each break picks."),
+    dataset: str = typer.Option("spider-train", "--dataset", help="A training set (never dev/test)."),
+    out: Path = typer.Option(None, "--out", help="Write the report as JSON here."),
+) -> None:
+    """The static stage's value fixes on training golds broken the way the rules claim to repair: a
+    literal moved to another text column of its table (VL07), its letter case changed (VL01). Counts
+    the rewrites that return the gold's rows and those that return other rows.
+
+    Example: sqlmend bench static-train --questions 2500
+    """
+    import datetime as _dt
+
+    from tqdm import tqdm
+
+    from sqlmend.bench import load_dataset
+    from sqlmend.bench.static_train import bench_static_train, markdown
+
+    if "dev" in dataset or "test" in dataset:
+        typer.secho(f"refusing {dataset}: this check runs on training questions only", err=True, fg="red")
+        raise typer.Exit(2)
+    ds = load_dataset(dataset)
+    bar = tqdm(total=min(questions, len(ds.tasks)), desc="static-train", unit="q", leave=False)
+    report = bench_static_train(ds, questions=questions, seed=seed, progress=lambda: bar.update(1))
+    bar.close()
+    typer.echo(markdown(report))
+    if out:
+        report.update({"date": _dt.date.today().isoformat(), "dataset": dataset, "questions": questions,
+                       "seed": seed})
+        out.write_text(json.dumps(report, indent=1))
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``check``, ``rules`` and ``bench static`` to the command line."""
+    """Add ``check``, ``rules``, ``bench static`` and ``bench static-train`` to the command line."""
     from sqlmend.cli import bench_app
 
     app.command("check")(check_cmd)
     app.command("rules")(rules_cmd)
     bench_app.command("static")(bench_static)
+    bench_app.command("static-train")(bench_static_train_cmd)
