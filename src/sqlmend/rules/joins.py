@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlmend.rules.analysis import ColumnPair
 from sqlmend.rules.base import Rule
-from sqlmend.sql.fixes import node_path
+from sqlmend.sql.fixes import replace_column
 from sqlmend.types import Finding, ForeignKey
 
 
@@ -69,9 +69,7 @@ def key_fix(ctx: Any, pair: ColumnPair) -> list[dict]:
         column = table.column(partner) if table else None
         if column is None or not ctx.probe.joinable((keep.table, keep.column), (change.table, column.name)):
             continue
-        return [{"op": "replace_column", "path": node_path(change.node),
-                 "expect": change.node.sql(dialect=ctx.dialect), "column": column.name,
-                 "table": change.node.table or None}]
+        return [replace_column(change.node, column.name, dialect=ctx.dialect)]
     return []
 
 

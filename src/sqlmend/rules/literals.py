@@ -15,7 +15,7 @@ from sqlmend import guard
 from sqlmend.errors import SqlError
 from sqlmend.rules import engine
 from sqlmend.rules.analysis import Comparison
-from sqlmend.sql.fixes import node_path
+from sqlmend.sql.fixes import node_path, replace_column
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.rules.values import index_decides, spellings
 from sqlmend.types import Finding
@@ -156,6 +156,15 @@ def scope_reads(ctx: RuleContext, absent: AbsentLiteral) -> dict[str, list[Any]]
     return reads
 
 
+def column_in_scope(ctx: RuleContext, ref: Any, source: Any, column: str) -> dict:
+    """The fix that makes the column ``ref`` (a :class:`~sqlmend.rules.analysis.ColumnRef`) read ``column``
+    of ``source`` (a source of its SELECT), qualified as that source when the query qualified it or
+    its SELECT reads more than one source."""
+    node = ref.node
+    qualify = bool(node.table) or len(ctx.analysis.sources(ref.select)) > 1
+    return replace_column(node, column, source.node.alias_or_name if qualify else None, ctx.dialect)
+
+
 class LiteralRule(Rule):
     """A value rule: each literal that no row holds (:func:`absent_literals`) is judged on its own.
 
@@ -172,7 +181,6 @@ class LiteralRule(Rule):
     def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:
         """The finding on one absent literal, or ``None``."""
         raise NotImplementedError
-
 
 
 class SpellingRule(LiteralRule):

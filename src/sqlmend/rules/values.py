@@ -109,6 +109,11 @@ def index_decides(ctx: Any, table: str, column: str, value: Any) -> bool:
     return any(t in (col.type or "").lower() for t in TEXT_TYPES)
 
 
+def holds_text(col: Any) -> bool:
+    """Whether a schema column may hold text: untyped (SQLite), or of a text type."""
+    return not col.type or any(t in col.type.lower() for t in TEXT_TYPES)
+
+
 def case_only(literal: str, stored: str) -> bool:
     """Whether a stored spelling differs from the literal only in letter case (not in spaces)."""
     return literal.casefold() == stored.casefold()

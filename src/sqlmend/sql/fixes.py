@@ -35,7 +35,7 @@ from sqlmend.sql.render import render
 
 OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup")
 
-__all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path"]
+__all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
 
 def node_path(node: Any) -> str:
@@ -68,6 +68,13 @@ def find_node(tree: Any, path: str) -> Any:
         if node is None:
             return None
     return node
+
+
+def replace_column(node: Any, column: str, table: str | None = None, dialect: str = "sqlite") -> dict:
+    """The ``replace_column`` fix (as data) that renames the column ``node`` (and requalifies it with
+    ``table``; ``None`` keeps its qualifier as written)."""
+    return {"op": "replace_column", "path": node_path(node), "expect": node.sql(dialect=dialect),
+            "column": column, "table": table or node.table or None}
 
 
 def _literal(value: Any) -> Any:

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from sqlmend.rules.analysis import QueryAnalysis
-from sqlmend.rules.values import TEXT_TYPES
+from sqlmend.rules.values import holds_text
 from sqlmend.sql import ast
 
 #: The ways :func:`variants` breaks a gold, in order.
@@ -36,11 +36,10 @@ def variants(gold: str, schema: Any, rng: random.Random) -> list[tuple[str, str]
     cmp = found[0]
     out: list[tuple[str, str]] = []
     others = [c.name for c in schema.table(cmp.column.table).columns
-              if c.name.lower() != cmp.column.column.lower()
-              and (not c.type or any(t in c.type.lower() for t in TEXT_TYPES))]
+              if c.name.lower() != cmp.column.column.lower() and holds_text(c)]
     if others:
         tree = an.tree.copy()
-        col = _same(tree, cmp.column.node, ast.Column)
+        col = _same(tree, cmp.column.node, (ast.Column,))
         if col is not None:
             col.replace(ast.column(rng.choice(others), table=col.table or None))
             out.append(("column", tree.sql(dialect="sqlite")))
@@ -55,8 +54,7 @@ def variants(gold: str, schema: Any, rng: random.Random) -> list[tuple[str, str]
     return out
 
 
-def _same(tree: Any, node: Any, kinds: Any) -> Any:
-    """The node of a copied tree that reads like ``node`` (the first one), or None."""
+def _same(tree: Any, node: Any, kinds: tuple) -> Any:
+    """The node of a copied tree that reads like ``node`` (the first one of ``kinds``), or None."""
     text = node.sql()
-    return next((n for n in tree.find_all(*(kinds if isinstance(kinds, tuple) else (kinds,)))
-                 if n.sql() == text), None)
+    return next((n for n in tree.find_all(*kinds) if n.sql() == text), None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlmend.sql.fixes import node_path
+from sqlmend.sql.fixes import replace_column
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.sql.resolve import closest as closest_names
 from sqlmend.types import Finding
@@ -51,10 +51,8 @@ class UnknownColumn(Rule):
             fixes = []
             if ref.node.table and len(in_scope) == 1 and in_scope[0][0] != ref.node.table.lower():
                 alias, real = in_scope[0]
-                fixes.append({"op": "replace_column", "path": node_path(ref.node),
-                              "expect": ref.node.sql(dialect=ctx.dialect),
-                              "table": next(s.node.alias_or_name for s in sources if s.alias == alias),
-                              "column": real})
+                fixes.append(replace_column(ref.node, real, next(s.node.alias_or_name for s in sources
+                                                                   if s.alias == alias), ctx.dialect))
             out.append(self.finding(
                 detail=f"({ref.node.sql()}; in scope: {', '.join(a + '.' + c for a, c in in_scope) or 'none'}"
                        f"; tables with it: {', '.join(holders) or 'none'})",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
 from sqlmend.sql import ast
-from sqlmend.sql.fixes import node_path
+from sqlmend.sql.fixes import replace_column
 from sqlmend.types import Finding
 
 
@@ -58,7 +58,6 @@ class DisjointSubquery(Rule):
                      and ctx.probe.included(b, (table.name, c.name))]
             if len(meant) != 1:
                 continue  # no column, or several, say what was meant: nothing proven
-            column = node.this
             out.append(self.finding(
                 detail=f"({outer.ref} and {looked.ref} share no value; {table.name}.{meant[0]} holds every "
                        f"{looked.ref} value)",
@@ -66,8 +65,7 @@ class DisjointSubquery(Rule):
                 evidence={"left": outer.ref, "right": looked.ref, "shared_values": 0,
                           "left_sample": ctx.probe.sample(*a, 5), "right_sample": ctx.probe.sample(*b, 5),
                           "holds_every_value": f"{table.name}.{meant[0]}"},
-                fixes=[{"op": "replace_column", "path": node_path(column),
-                        "expect": column.sql(dialect=ctx.dialect), "column": meant[0], "table": column.table or None}]))
+                fixes=[replace_column(node.this, meant[0], dialect=ctx.dialect)]))
         return out
 
 

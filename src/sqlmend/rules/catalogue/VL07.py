@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from sqlmend.rules.base import RuleContext
-from sqlmend.sql import ast
-from sqlmend.rules.literals import (AbsentLiteral, LiteralRule, literal_finding, misplaced, replacement_fix,
-                                    scope_reads)
+from sqlmend.rules.literals import (AbsentLiteral, LiteralRule, column_in_scope, literal_finding, misplaced,
+                                    replacement_fix, scope_reads)
 from sqlmend.rules.values import case_only, holders
-from sqlmend.sql.fixes import node_path
+from sqlmend.sql import ast
 from sqlmend.types import Finding
 
 
@@ -25,8 +24,9 @@ class StoredInScope(LiteralRule):
     or, when several do, one of them has the compared column's name, or an
     inner ``JOIN ... ON`` equates them all (then any filters the same rows; the
     one in the compared column's own table is used) — the compared column
-    itself holds no spelling of it, and the rewrite changes the query's result. VL03 reports the same literal with every holder in the
-    database. Fix: compare that column.
+    itself holds no spelling of it, and the rewrite changes the query's result.
+    VL03 reports the same literal with every holder in the database. Fix:
+    compare that column.
 
     Anti-pattern::
 
@@ -58,10 +58,7 @@ class StoredInScope(LiteralRule):
         if len(found) != 1 or len(found[0][0]) != 1:
             return None
         (source,), match = found[0]
-        column = ref.node
-        qualify = bool(column.table) or len(ctx.analysis.sources(ref.select)) > 1
-        fixes = [{"op": "replace_column", "path": node_path(column), "expect": column.sql(dialect=ctx.dialect),
-                  "column": match.column, "table": source.node.alias_or_name if qualify else None}]
+        fixes = [column_in_scope(ctx, ref, source, match.column)]
         if match.value != value:
             fixes.append(replacement_fix(ctx, absent, match.value))
         return literal_finding(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import RuleContext
+from sqlmend.rules.joins import key_target
 from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, misplaced, scope_reads
 from sqlmend.rules.values import case_only, holders
 from sqlmend.sql.fixes import node_path
@@ -53,7 +54,7 @@ class StoredBehindKey(LiteralRule):
         if any(m.table.lower() in read for m in found):
             return None  # stored in a table the query reads: VL07's business
         found = [m for m in found if m.value == value or case_only(value, m.value)]
-        target = _referenced(ctx, absent.table, absent.column) or _implied(ctx, absent, found)
+        target = _declared(ctx, absent) or _implied(ctx, absent, found)
         if target is None:
             return None
         ref_table, key = target
@@ -72,16 +73,15 @@ class StoredBehindKey(LiteralRule):
             fixes=[fix], also=[match.table, f"{match.table}.{match.column}"])
 
 
-def _referenced(ctx: RuleContext, table: str, column: str) -> tuple[str, str] | None:
-    """The ``(table, key column)`` a single-column foreign key on ``table.column`` references."""
-    for fk in ctx.schema.foreign_keys:
-        if (fk.table.lower() == table.lower() and len(fk.columns) == 1
-                and fk.columns[0].lower() == column.lower() and len(fk.ref_columns) == 1):
-            ref = ctx.schema.table(fk.ref_table)
-            col = ref.column(fk.ref_columns[0]) if ref is not None else None
-            if ref is not None and col is not None:
-                return ref.name, col.name
-    return None
+def _declared(ctx: RuleContext, absent: AbsentLiteral) -> tuple[str, str] | None:
+    """The ``(table, key column)``, as the schema spells them, a declared foreign key on the
+    compared column references (:func:`sqlmend.rules.joins.key_target`)."""
+    table, key = key_target(ctx, absent.table, absent.column)
+    if (table, key) == (absent.table.lower(), absent.column.lower()):
+        return None
+    ref = ctx.schema.table(table)
+    col = ref.column(key) if ref is not None else None
+    return (ref.name, col.name) if col is not None else None
 
 
 def _implied(ctx: RuleContext, absent: AbsentLiteral, found: list) -> tuple[str, str] | None:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.literals import changes_result
-from sqlmend.rules.values import TEXT_TYPES
+from sqlmend.rules.literals import changes_result, column_in_scope
+from sqlmend.rules.values import holds_text
 from sqlmend.sql import ast
-from sqlmend.sql.fixes import node_path
 from sqlmend.types import Finding
 
 
@@ -48,21 +47,17 @@ class PatternInScope(Rule):
             pattern = analysis.as_literal(cmp.literals[0])
             if not isinstance(pattern, str) or not pattern.strip("%_ "):
                 continue
-            quoted = "'" + pattern.replace("'", "''") + "'"
+            quoted = ast.Literal.string(pattern).sql(dialect=ctx.dialect)
             if ctx.probe.matches(ref.table, ref.column, "LIKE", quoted) is not False:
                 continue
             sources = [s for s in analysis.sources(ref.select) if s.table]
             found = [(s, c.name) for s in sources for c in ctx.schema.table(s.table).columns
                      if (s.table, c.name.lower()) != (ref.table, ref.column.lower())
-                     and (not c.type or any(t in c.type.lower() for t in TEXT_TYPES))
-                     and ctx.probe.matches(s.table, c.name, "LIKE", quoted)]
+                     and holds_text(c) and ctx.probe.matches(s.table, c.name, "LIKE", quoted)]
             if len(found) != 1 or sum(s.table == found[0][0].table for s in sources) != 1:
                 continue
             source, name = found[0]
-            column = ref.node
-            qualify = bool(column.table) or len(analysis.sources(ref.select)) > 1
-            fixes = [{"op": "replace_column", "path": node_path(column), "expect": column.sql(dialect=ctx.dialect),
-                      "column": name, "table": source.node.alias_or_name if qualify else None}]
+            fixes = [column_in_scope(ctx, ref, source, name)]
             if not changes_result(ctx, fixes):
                 continue
             out.append(self.finding(
