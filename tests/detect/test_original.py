@@ -111,3 +111,25 @@ def test_bench_detect_scores_the_detection_model(data_dir):
     assert "| original / all |" in r.output and "| static+original / all |" in r.output
     r = CliRunner().invoke(app, [*args, "--original-weights", "/nonexistent/original.json"])
     assert r.exit_code != 0 and "no detection model" in r.output
+
+
+def test_hard_negatives_are_near_misses_of_the_gold_with_an_originals_edit_features(train_cases):
+    from sqlmend.search.features import FEATURE_NAMES
+
+    plain = list(original.originals(train_cases))
+    rows = list(original.originals(train_cases, hard_negatives=2))
+    near = [r for r in rows if r[2] == "near"]
+    assert [r for r in rows if r[2] != "near"] == plain, "the originals are unchanged"
+    golds = {r[0]: r[3] for r in plain if r[2] == "gold"}
+    assert near and all(r[4] for r in near), "a near miss is a wrong original"
+    assert all(sum(r[0] == q for r in near) <= 2 for q in golds)
+    own = FEATURE_NAMES.index("e_original")
+    for qid, _, _, x, _ in near:
+        assert x[own:] == golds[qid][own:], "edit, finding and difference features are the gold's"
+        assert x[:own] != golds[qid][:own], "the query's own features are the candidate's"
+    assert rows == list(original.originals(train_cases, hard_negatives=2)), "seeded"
+    t = original.fit(train_cases, holdout=0.5, max_iter=30, min_samples_leaf=2, hard_negatives=2)["training"]
+    base = original.fit(train_cases, holdout=0.5, max_iter=30, min_samples_leaf=2)["training"]
+    assert t["near_misses"] == len(near) and t["hard_negatives"] == 2
+    assert t["originals"] == base["originals"] and t["held_out_originals"] == base["held_out_originals"]
+    assert 0 <= t["held_out_auroc_per_kind"]["near"] <= 1

@@ -247,6 +247,8 @@ def train_original_detector(
     max_iter: int = typer.Option(200, help="Boosting iterations."),
     seed: int = typer.Option(0, help="Random state of the boosting."),
     cases_from: str = typer.Option("", help="How the cases file was made (recorded in the model's training)."),
+    hard_negatives: int = typer.Option(0, min=0, help="Near misses per gold question (its wrong repair "
+                                                      "candidates) added as wrong originals."),
 ) -> None:
     """Fit the detection model (P(correct) of a query alone, over the verifier's features) on Spider TRAIN.
 
@@ -257,9 +259,9 @@ def train_original_detector(
     from sqlmend.detect import original
 
     try:
-        spec = original.fit(cases, holdout, max_iter, seed=seed,
+        spec = original.fit(cases, holdout, max_iter, seed=seed, hard_negatives=hard_negatives,
                             command=f"sqlmend train-original-detector --cases {cases} --holdout {holdout} "
-                                    f"--max-iter {max_iter} --seed {seed}")
+                                    f"--max-iter {max_iter} --seed {seed} --hard-negatives {hard_negatives}")
     except SqlmendError as e:
         _fail(e)
     if cases_from:

@@ -19,6 +19,7 @@ train-original-detector``) has the verifier file's layout (``model`` trees), so
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -48,24 +49,39 @@ class OriginalDetector:
         return p_correct is not None and 1 - p_correct >= self.threshold
 
 
-def originals(path: str | Path) -> Iterator[tuple[str, str, str, list[float], bool]]:
+def originals(path: str | Path, hard_negatives: int = 0) -> Iterator[tuple[str, str, str, list[float], bool]]:
     """``(qid, db_id, kind, features, wrong)`` of each case's original in a verifier training file
-    (cases whose vectors are of another feature set are skipped)."""
+    (cases whose vectors are of another feature set are skipped).
+
+    With ``hard_negatives`` N, each ``gold`` case also gives up to N of its wrong repair candidates
+    (near misses of the gold, drawn seeded by the question id) as wrong originals of kind ``near``:
+    the candidate's own features of the query, question and result, and the gold's edit and finding
+    features (``e_*``, ``o_*``, ``d_*``: those of an original, which no edit made). A candidate whose
+    own features equal the gold's is not drawn.
+    """
     from sqlmend.search.features import FEATURE_NAMES
 
+    own = FEATURE_NAMES.index("e_original")  # the features from here on describe an edit, not the query
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             try:
                 c = json.loads(line)
             except ValueError:
                 continue
-            if c.get("X") and len(c["X"][0]) == len(FEATURE_NAMES):
-                yield c["qid"], c["db_id"], c["kind"].split(":")[0], c["X"][0], not c["labels"][0]
+            if not c.get("X") or len(c["X"][0]) != len(FEATURE_NAMES):
+                continue
+            kind = c["kind"].split(":")[0]
+            yield c["qid"], c["db_id"], kind, c["X"][0], not c["labels"][0]
+            if hard_negatives and kind == "gold":
+                gold = c["X"][0][:own]  # a near miss the features cannot tell from the gold teaches nothing
+                wrong = [i for i, ok in enumerate(c["labels"]) if i and not ok and c["X"][i][:own] != gold]
+                for i in sorted(random.Random(c["qid"]).sample(wrong, min(hard_negatives, len(wrong)))):
+                    yield c["qid"], c["db_id"], "near", c["X"][i][:own] + c["X"][0][own:], True
 
 
 def fit(cases: str | Path, holdout: float = 0.2, max_iter: int = 200, learning_rate: float = 0.1,
         max_leaf_nodes: int = 31, min_samples_leaf: int = 20, seed: int = 0,
-        command: str = "") -> dict[str, Any]:
+        command: str = "", hard_negatives: int = 0) -> dict[str, Any]:
     """Fit the detection model on the originals of a verifier training file (see the module doc).
 
     Args:
@@ -74,6 +90,9 @@ def fit(cases: str | Path, holdout: float = 0.2, max_iter: int = 200, learning_r
         max_iter, learning_rate, max_leaf_nodes, min_samples_leaf: the boosting's settings.
         seed: its random state.
         command: the command line recorded in ``training``.
+        hard_negatives: near misses of each gold added as wrong originals (see :func:`originals`).
+            They are trained on, and reported as their own kind; the held-out AUROC and the
+            threshold read the originals alone, so that models with and without them compare.
 
     Returns:
         ``{"model", "threshold", "training"}`` (``model``: :func:`sqlmend.search.train.export`).
@@ -88,7 +107,7 @@ def fit(cases: str | Path, holdout: float = 0.2, max_iter: int = 200, learning_r
     from sqlmend.errors import ConfigError
     from sqlmend.search.train import export, held_out
 
-    rows = list(originals(cases))
+    rows = list(originals(cases, hard_negatives))
     if not rows:
         raise ConfigError(f"no cases with the current features in {cases}")
     X = np.asarray([r[3] for r in rows], dtype=np.float64)
@@ -104,15 +123,16 @@ def fit(cases: str | Path, holdout: float = 0.2, max_iter: int = 200, learning_r
                                               l2_regularization=1.0, random_state=seed).fit(X[train], y[train], sample_weight=w)
 
     # the trees score P(wrong); the file stores them negated so that they give P(correct) like the verifier's
-    wrong = model(~ho).predict_proba(X[ho])[:, 1]
-    w_ho = balanced_weights(y[ho].tolist())
-    chosen = best_threshold(wrong.tolist(), y[ho].tolist(), w_ho)
     kinds = np.asarray([r[2] for r in rows])[ho]
+    scored = model(~ho).predict_proba(X[ho])[:, 1]
+    real = kinds != "near"  # the originals: what the AUROC and the threshold read
+    wrong, y_ho = scored[real], y[ho][real]
+    chosen = best_threshold(wrong.tolist(), y_ho.tolist(), balanced_weights(y_ho.tolist()))
 
     def kind_auroc(k: str) -> float:  # the kind's originals against every original of the other label
         pure = y[ho][kinds == k]
-        part = (kinds == k) | (y[ho] != pure[0])
-        return round(auroc([1 - s for s in wrong[part]], y[ho][part].tolist()), 4)
+        part = (kinds == k) | ((y[ho] != pure[0]) & real)
+        return round(auroc([1 - s for s in scored[part]], y[ho][part].tolist()), 4)
 
     per_kind = {k: kind_auroc(k) for k in sorted(set(kinds) - {"gold"})
                 if len(set(y[ho][kinds == k].tolist())) == 1}
@@ -121,10 +141,12 @@ def fit(cases: str | Path, holdout: float = 0.2, max_iter: int = 200, learning_r
             "trees": [{**t, "value": [-v for v in t["value"]]} for t in spec["trees"]]}
     return {"model": spec, "threshold": round(float(chosen["threshold"]), 5),
             "training": {"date": _dt.date.today().isoformat(), "dataset": "spider-train", "cases": str(cases),
-                         "originals": len(y), "wrong": int(y.sum()), "questions": len({r[0] for r in rows}),
+                         "originals": int((np.asarray([r[2] for r in rows]) != "near").sum()),
+                         "near_misses": sum(r[2] == "near" for r in rows), "wrong": int(y.sum()), "questions": len({r[0] for r in rows}),
                          "kinds": {k: sum(r[2] == k for r in rows) for k in sorted({r[2] for r in rows})},
-                         "holdout": holdout, "held_out_originals": int(ho.sum()),
-                         "held_out_auroc": round(auroc([1 - s for s in wrong], y[ho].tolist()), 4),
+                         "holdout": holdout, "held_out_originals": int(real.sum()),
+                         "hard_negatives": hard_negatives,
+                         "held_out_auroc": round(auroc([1 - s for s in wrong], y_ho.tolist()), 4),
                          "held_out_auroc_per_kind": per_kind,
                          "held_out_at_threshold": {k: round(v, 4) for k, v in chosen.items()},
                          "weighting": "balanced (correct and wrong weigh the same)",
