@@ -90,3 +90,17 @@ def test_key_lookup_replaces_a_comparison_with_a_lookup_of_its_key():
     both = "SELECT name FROM singer WHERE 'a' = 'b'"
     with pytest.raises(FixError, match="needs a column"):
         sql.fixes.apply(both, [dict(fix, path="where.this", expect=None)])
+
+
+def test_bridge_join_joins_the_table_between_two_the_keys_link_only_through_it():
+    text = "SELECT a.x FROM a LEFT JOIN c AS k ON a.id = k.id AND k.z > 1 WHERE a.y = 2"
+    eq = sql.parse(text).find(sql.ast.Join).find(sql.ast.EQ)
+    fix = {"op": "bridge_join", "path": sql.fixes.node_path(eq), "expect": "a.id = k.id", "table": "b",
+           "near": ["a", "id", "a_id"], "far": ["c_id", "k", "id"]}
+    # the new join comes before the one whose condition changed, and is of the same kind
+    assert sql.fixes.apply(text, [fix]) == ("SELECT a.x FROM a LEFT JOIN b ON a.id = b.a_id "
+                                            "LEFT JOIN c AS k ON b.c_id = k.id AND k.z > 1 WHERE a.y = 2")
+    where = "SELECT a.x FROM a, c WHERE a.id = c.id"
+    eq = sql.parse(where).find(sql.ast.EQ)
+    with pytest.raises(FixError, match="JOIN ... ON"):
+        sql.fixes.apply(where, [dict(fix, path=sql.fixes.node_path(eq), expect=None)])

@@ -96,6 +96,22 @@ def key_target(ctx: Any, table: str, column: str) -> tuple[str, str]:
     return (table.lower(), column.lower())
 
 
+def key_root(ctx: Any, table: str, column: str) -> tuple[str, str]:
+    """The column a key column finally stands for: its foreign keys followed to the end, a column of a
+    composite key included (``attendance.course_id -> registrations.course_id -> courses.course_id``);
+    lower-cased."""
+    at, seen = (table.lower(), column.lower()), set()
+    while at not in seen:
+        seen.add(at)
+        step = next(((fk.ref_table.lower(), fk.ref_columns[i].lower()) for fk in ctx.schema.foreign_keys
+                     if fk.table.lower() == at[0] and len(fk.ref_columns) == len(fk.columns)
+                     for i, c in enumerate(fk.columns) if c.lower() == at[1]), None)
+        if step is None:
+            break
+        at = step
+    return at
+
+
 def is_key_column(ctx: Any, table: str, column: str) -> bool:
     """Whether a column is (part of) its table's primary key or an end of a foreign key."""
     t = ctx.schema.table(table)

@@ -15,6 +15,10 @@ Operations:
 ``key_lookup``  ``{"path", "expect", "table", "key", "column", "value"}``: the comparison
     ``col = literal`` (``<>``: NOT IN) at ``path`` becomes ``col IN (SELECT key FROM table
     WHERE column = value)``: a name compared with the code that stands for it.
+``bridge_join``  ``{"path", "expect", "table", "near", "far"}``: the join condition at ``path``
+    (in a ``JOIN ... ON``) becomes ``table.far[0] = far[1].far[2]``, and ``JOIN table ON
+    near[0].near[1] = table.near[2]`` is inserted before that join: two tables the keys link only
+    through ``table`` are joined through it (``near[0]`` and ``far[1]`` as the query names them).
 
 >>> apply("SELECT a FROM t WHERE b = 'x'",
 ...       [{"op": "replace_literal", "path": "where.this.expression", "expect": "'x'", "value": "X"}])
@@ -33,7 +37,7 @@ from sqlmend.errors import FixError
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
 
-OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup")
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup", "bridge_join")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
@@ -98,6 +102,8 @@ def _replacement(node: Any, fix: dict) -> Any:
         return exp.column(name, table=table)
     if op == "key_lookup":
         return _key_lookup(node, fix)
+    if op == "bridge_join":
+        return _bridge_join(node, fix)
     if op == "set_distinct":
         if not isinstance(node, exp.Select):
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
@@ -115,6 +121,19 @@ def _key_lookup(node: Any, fix: dict) -> Any:
               .where(exp.EQ(this=exp.column(fix["column"]), expression=_literal(fix["value"]))))
     found = exp.In(this=column.copy(), query=exp.Subquery(this=lookup))
     return exp.Not(this=found) if isinstance(node, exp.NEQ) else found
+
+
+def _bridge_join(node: Any, fix: dict) -> tuple[Any, Any]:
+    join = node.find_ancestor(exp.Join)
+    if not isinstance(node, exp.EQ) or join is None or not isinstance(join.parent, exp.Select):
+        raise FixError("bridge_join needs an equality in a JOIN ... ON")
+    (left, near_column, bridge_column), (far_column, right, right_column) = fix["near"], fix["far"]
+    table = fix["table"]
+    on = exp.EQ(this=exp.column(near_column, table=left), expression=exp.column(bridge_column, table=table))
+    bridge = exp.Join(this=exp.to_table(table), on=on,
+                      **{k: join.args[k] for k in ("side", "kind") if join.args.get(k)})
+    return (exp.EQ(this=exp.column(far_column, table=table), expression=exp.column(right_column, table=right)),
+            bridge)
 
 
 def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
@@ -148,7 +167,13 @@ def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
             continue
         planned[path] = (node, new)
     for node, new in planned.values():
-        if new == "distinct":
+        if isinstance(new, tuple):  # bridge_join: the new condition, and the join inserted before its own
+            join = node.find_ancestor(exp.Join)
+            joins = join.parent.args["joins"]
+            joins.insert(next(i for i, j in enumerate(joins) if j is join), new[1])
+            join.parent.set("joins", joins)
+            node.replace(new[0])
+        elif new == "distinct":
             if not node.args.get("distinct"):
                 node.set("distinct", exp.Distinct())
         elif node is tree:
