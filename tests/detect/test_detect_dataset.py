@@ -53,3 +53,30 @@ def test_stage_reads_the_packaged_adapter_by_default(monkeypatch, tmp_path, tiny
 def test_detector_is_opt_in_in_the_pipeline():
     assert "detector" not in PipelineConfig().stage_names()
     assert PipelineConfig(stages=["static", "detector", "guard"]).stage_names() == ["static", "detector", "guard"]
+
+
+def test_detect_with_the_detection_model_scores_each_prediction_by_its_trees(tmp_path, data_dir):
+    pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
+    out = tmp_path / "det"
+    r = CliRunner().invoke(app, ["detect", "--kind", "features", "--dataset", "spider-dev", "--pred", str(pred),
+                                 "--out", str(out), "--limit", "12", "--quiet"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in (out / "detections.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and all(x["failure"] is None and 0 <= x["score"] <= 1 for x in rows)
+    from sqlmend.detect.original import OriginalDetector
+
+    det = OriginalDetector()
+    assert all(x["error"] == (x["score"] >= det.threshold - 1e-4) for x in rows)
+    assert any(x["error"] for x in rows) and not all(x["error"] for x in rows)
+    run = json.loads((out / "run.json").read_text())
+    assert run["detector"].endswith("original.json") and run["threshold"] == det.threshold
+    assert "detection model" in r.output
+    # one query: the judgement with the model's flag and score; a wrong --kind is a clear error
+    db = data_dir / "spider" / "database" / "pets_1" / "pets_1.sqlite"
+    r = CliRunner().invoke(app, ["detect", "--kind", "features", "--db", str(db), "-q", "How many dogs?",
+                                 "--sql", "SELECT count(*) FROM Pets WHERE PetType = 'Dog'"])
+    assert r.exit_code == 0, r.output
+    one = json.loads(r.output.strip().splitlines()[-1])
+    assert "VL01" in one["static_codes"] and 0 <= one["score"] <= 1 and isinstance(one["flagged"], bool)
+    r = CliRunner().invoke(app, ["detect", "--kind", "llm", "--db", str(db), "-q", "x", "--sql", "SELECT 1"])
+    assert r.exit_code != 0 and "--kind" in r.output

@@ -223,8 +223,13 @@ def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: in
     likely first), ``score`` (P(error) = 1 - P(no_error)) and ``failure`` (why it could
     not be judged, else null). ``run.json`` records the detector and the selection.
 
+    With the detection model (an :class:`~sqlmend.detect.original.OriginalDetector`, ``detect
+    --kind features``), ``score`` is 1 - its P(correct), ``error`` its threshold's flag, and
+    ``types`` the error types of the static rules' findings (the model names none).
+
     Args:
-        detector: an :class:`~sqlmend.detect.detector.ErrorTokenDetector`.
+        detector: an :class:`~sqlmend.detect.detector.ErrorTokenDetector`, or an
+            :class:`~sqlmend.detect.original.OriginalDetector`.
         dataset: a dataset name or task file.
         pred: the prediction file.
         out: the output folder.
@@ -253,17 +258,26 @@ def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: in
     def path_of(db_id: str) -> str:
         return str(ds.db_path(db_id) or f"<missing database {db_id}>")
 
-    judged = judge(items, path_of, detector, progress=progress, batch_size=batch_size)
-    rows = [{"question_id": it.question_id, "db_id": it.db_id, "error": bool(j.model_types),
-             "types": [t for t, _ in j.model_types],
-             "score": None if j.p_no_error is None else round(1 - j.p_no_error, 4), "failure": j.error}
-            for it, j in zip(items, judged)]
+    trees = getattr(detector, "verifier", None)  # the detection model: trees over the verifier's features
+    if trees is not None:
+        judged = judge(items, path_of, None, static=True, verifier=trees, progress=progress)
+        rows = [{"question_id": it.question_id, "db_id": it.db_id, "error": detector.flags(j.p_correct),
+                 "types": j.static_types,
+                 "score": None if j.p_correct is None else round(1 - j.p_correct, 4), "failure": j.error}
+                for it, j in zip(items, judged)]
+    else:
+        judged = judge(items, path_of, detector, progress=progress, batch_size=batch_size)
+        rows = [{"question_id": it.question_id, "db_id": it.db_id, "error": bool(j.model_types),
+                 "types": [t for t, _ in j.model_types],
+                 "score": None if j.p_no_error is None else round(1 - j.p_no_error, 4), "failure": j.error}
+                for it, j in zip(items, judged)]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "detections.jsonl", rows)
     (out / "run.json").write_text(json.dumps({
         "dataset": dataset, "pred": str(pred), "selection": {"limit": limit, "sample": sample, "seed": seed},
-        "detector": str(getattr(detector, "folder", "")), "version": getattr(detector, "version", ""),
+        "detector": str(getattr(detector, "folder", "") or getattr(detector, "path", "")),
+        "version": getattr(detector, "version", ""),
         "threshold": getattr(detector, "threshold", None), "n": len(rows)}, indent=1))
     return {"n": len(rows), "flagged": sum(r["error"] for r in rows),
             "failed": sum(r["failure"] is not None for r in rows), "out": str(out)}

@@ -35,6 +35,8 @@ class OriginalDetector:
         from sqlmend.search.verifier import FeatureVerifier
 
         p = Path(path) if path else WEIGHTS
+        #: the weights file read
+        self.path = p
         if not p.exists():
             raise ConfigError(f"no detection model at {p}; run `sqlmend train-original-detector`")
         #: the trees behind the verifier's interface (``judge``, ``p_correct``)
@@ -43,6 +45,10 @@ class OriginalDetector:
             raise ConfigError(f"{p} has trees but no detection threshold: not a detection model; "
                               "run `sqlmend train-original-detector`")
         self.threshold = float(self.verifier.spec["threshold"])
+        training = self.verifier.spec.get("training") or {}
+        #: what trained it, for a run's record and a trace
+        self.version = (f"detection model {p.name}: trees over the verifier's features, Spider train "
+                        f"{training.get('date', '')}, hard negatives {training.get('hard_negatives', 0)}")
 
     def flags(self, p_correct: float | None) -> bool:
         """Whether the model flags a query of this P(correct) (None: not judged, not flagged)."""
