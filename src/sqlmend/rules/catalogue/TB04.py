@@ -83,7 +83,7 @@ def _bridge(ctx: RuleContext, pair, path: list[str]) -> list[dict]:
     if len(path) != 3 or join is None or join.args.get("on") is None:
         return []
     joined = (join.this.alias_or_name or "").lower()
-    sides = {(ref.node.table or ref.table or "").lower(): ref for ref in (pair.left, pair.right)}
+    sides = {(ref.alias or ref.node.table or ref.table or "").lower(): ref for ref in (pair.left, pair.right)}
     far, near = sides.get(joined), next((r for q, r in sides.items() if q != joined), None)
     if far is None or near is None or len(sides) != 2:
         return []
@@ -98,8 +98,8 @@ def _bridge(ctx: RuleContext, pair, path: list[str]) -> list[dict]:
             or not ctx.probe.joinable((bridge.name, second[1]), (far.table, second[0])):
         return []
     return [{"op": "bridge_join", "path": node_path(pair.node), "expect": pair.node.sql(dialect=ctx.dialect),
-             "table": bridge.name, "near": [near.node.table or near.table, first[0], first[1]],
-             "far": [second[1], far.node.table or far.table, second[0]]}]
+             "table": bridge.name, "near": [near.node.table or near.alias or near.table, first[0], first[1]],
+             "far": [second[1], far.node.table or far.alias or far.table, second[0]]}]
 
 
 RULE = SkippedLink()
