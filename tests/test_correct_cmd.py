@@ -93,6 +93,51 @@ def test_two_shards_merged_equal_the_unsharded_run(tmp_path, data_dir):
     assert rows == [str(i) for i in range(110)]
 
 
+def test_shards_of_a_searched_run_equal_the_whole_run_while_another_thread_keeps_busy(tmp_path, data_dir):
+    """The search's budget counts work, not seconds: the second shard runs beside a busy thread and
+    still gets the whole run's candidates (with a wall-clock budget, queries it cuts short would differ)."""
+    import threading
+
+    pred = data_dir / "predictions" / "spider-dev" / "gpt-4_zero-shot.sql"
+    base = ["correct", "--dataset", "spider-dev", "--pred", str(pred), "--limit", "40", "-q",
+            "--stages", "static,search,guard", "--option", "search.scope=all", "--option", "search.budget=0.05"]
+    whole, s1, s2, merged = (tmp_path / x for x in ("whole", "s1", "s2", "merged"))
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            sum(i * i for i in range(10_000))
+
+    for out, extra, busy in ((whole, [], False), (s1, ["--shard", "1/2"], False), (s2, ["--shard", "2/2"], True)):
+        thread = threading.Thread(target=spin) if busy else None
+        if thread:
+            thread.start()
+        try:
+            r = runner.invoke(app, base + ["--out", str(out)] + extra)
+        finally:
+            stop.set()
+            if thread:
+                thread.join()
+        assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["merge", str(s1), str(s2), "--out", str(merged)])
+    assert r.exit_code == 0, r.output
+    assert (merged / "corrected.sql").read_bytes() == (whole / "corrected.sql").read_bytes()
+    def searches(run):  # each query's search: its counts and its top candidates
+        out = {}
+        for line in (run / "corrections.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            for t in row["stages"]:
+                if t["stage"] == "search" and t["status"] == "ran":
+                    d = t["detail"]
+                    out[row["question_id"]] = (d["generated"], d["executed"], d["stopped"], d["search_cost"],
+                                               [c["sql"] for c in d["top"]])
+        return out
+
+    ran = searches(whole)
+    assert len(ran) >= 20 and sum(s[2] == "budget" for s in ran.values()) >= 10
+    assert searches(merged) == ran
+
+
 def test_merge_refuses_a_missing_shard_a_foreign_run_and_another_file(tmp_path, data_dir):
     pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
     base = ["correct", "--dataset", "spider-dev", "--pred", str(pred), "-q", "--stages", "static"]

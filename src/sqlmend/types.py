@@ -31,6 +31,7 @@ class ExecResult:
     rows: list[tuple]
     truncated: bool = False  # more rows existed than max_rows
     elapsed: float = 0.0  # seconds
+    work: int | None = None  # the engine's own count of work done (SQLite: thousands of VM instructions); None: not counted
 
     @property
     def empty(self) -> bool:

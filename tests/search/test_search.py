@@ -66,6 +66,38 @@ def test_beam_and_budget_bound_the_search(car_1):
     assert found.executed == 5 and found.stopped == "beam"
 
 
+def test_the_budget_counts_work_so_a_busy_machine_gets_the_same_candidates(car_1):
+    """The budget is the work done (search.engine.COST), not the clock: a search cut short by it
+    stops at the same candidate when another thread keeps the interpreter busy all along."""
+    import threading
+
+    orig = execute_original(car_1, WRONG_111, 5, 2000)
+    inp = SearchInput(Q111, car_1.schema(), car_1.value_index())
+    settings = SearchSettings(budget=0.02, max_seconds=60)
+    idle = search(car_1, orig, inp, settings=settings)
+    assert idle.stopped == "budget" and idle.cost > 0.02 and idle.work >= 0 and idle.candidates
+    stop = threading.Event()
+
+    def spin():  # holds the GIL half the time: the search's seconds double, its work does not
+        while not stop.is_set():
+            sum(i * i for i in range(10_000))
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    try:
+        busy = search(car_1, orig, inp, settings=settings)
+    finally:
+        stop.set()
+        thread.join()
+    assert busy.seconds > idle.seconds
+    assert [c.sql for c in busy.candidates] == [c.sql for c in idle.candidates]
+    assert (busy.generated, busy.executed, busy.work, busy.cost) == (idle.generated, idle.executed, idle.work,
+                                                                     idle.cost)
+    # the wall clock still bounds it, whatever the work count says
+    late = search(car_1, orig, inp, settings=SearchSettings(budget=1000, max_seconds=0.001))
+    assert late.stopped == "time" and late.executed < idle.executed
+
+
 def test_the_shipped_verifier_loads_and_scores(car_1):
     spec = load_weights()
     trained = spec["model"]["features"]

@@ -9,6 +9,8 @@ from pathlib import Path
 import typer
 from tqdm import tqdm
 
+from sqlmend.errors import SqlmendError
+
 KINDS = "rule1,rule2,neighbour"
 
 
@@ -340,6 +342,41 @@ def bench_failing_cmd(
         out.write_text(json.dumps(report, indent=1))
 
 
+def bench_search_cost_cmd(
+    questions: int = typer.Option(400, help="Training questions whose golds are searched (a seeded sample)."),
+    seed: int = typer.Option(0, help="Seed of the sample."),
+    dataset: str = typer.Option("spider-train", "--dataset", help="A training set (never dev/test)."),
+    out: Path = typer.Option(None, "--out", help="Write the fit and every search's counts as JSON here."),
+) -> None:
+    """What a unit of search work costs in seconds on this machine: the search's budget is counted in
+    work (search.engine.COST), so that a busy machine finds the same candidates; this fits those
+    costs by least squares on unbounded searches from training golds and prints them beside the
+    shipped ones.
+
+    Example: sqlmend bench search-cost --questions 400
+    """
+    from sqlmend.bench import load_dataset
+    from sqlmend.bench.search_cost import fit, markdown, measure
+    from sqlmend.search.engine import COST
+
+    if "dev" in dataset or "test" in dataset:
+        typer.secho(f"refusing {dataset}: this check runs on training questions only", err=True, fg="red")
+        raise typer.Exit(2)
+    bar = tqdm(total=questions, desc="search-cost", unit="q", leave=False)
+    rows = measure(load_dataset(dataset), questions, seed, progress=lambda: bar.update(1))
+    bar.close()
+    try:
+        report = fit(rows)
+    except SqlmendError as e:
+        typer.secho(f"error: {e}", err=True, fg="red")
+        raise typer.Exit(1)
+    typer.echo(markdown(report, COST))
+    if out:
+        report.update({"date": _dt.date.today().isoformat(), "dataset": dataset, "questions": questions,
+                       "seed": seed, "rows": rows})
+        out.write_text(json.dumps(report, indent=1))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``train-verifier``, ``train-cross-verifier``, ``bench search`` and ``bench failing`` to the
     command line."""
@@ -349,3 +386,4 @@ def register(app: typer.Typer) -> None:
     app.command("train-cross-verifier")(train_cross_verifier)
     bench_app.command("search")(bench_search_cmd)
     bench_app.command("failing")(bench_failing_cmd)
+    bench_app.command("search-cost")(bench_search_cost_cmd)

@@ -167,6 +167,7 @@ class Database(ABC):
             QueryTimeout: the query ran past ``timeout``; the connection stays usable.
             QueryError: the engine rejected or failed the query.
         """
+        self._begin()
         check_read_only(sql, self.dialect)
         return self._timed(sql, timeout, max_rows)
 
@@ -190,8 +191,12 @@ class Database(ABC):
         Raises:
             ReadOnlyViolation, QueryTimeout, QueryError: as :meth:`execute`.
         """
+        self._begin()
         check_read_only_tree(tree)
         return self._timed(sql, timeout, max_rows)
+
+    def _begin(self) -> None:
+        """Reset what :meth:`last_work` counts: a query refused before the engine did no work."""
 
     def _timed(self, sql: str, timeout: float, max_rows: int) -> ExecResult:
         if timeout <= 0:
@@ -201,7 +206,16 @@ class Database(ABC):
         start = time.perf_counter()
         columns, rows, truncated = self._run(sql, timeout, max_rows)
         return ExecResult(columns=columns, rows=rows, truncated=truncated,
-                          elapsed=time.perf_counter() - start)
+                          elapsed=time.perf_counter() - start, work=self.last_work())
+
+    def last_work(self) -> int | None:
+        """The engine's count of the work the last query did, failed or not (None: this engine does not
+        count it).
+
+        Unlike seconds, it is the same on a busy machine as on an idle one, so a bound on it
+        (the repair search's budget) gives the same answer whatever the load.
+        """
+        return None
 
     def _query(self, sql: str, timeout: float = DEFAULT_TIMEOUT,
               max_rows: int = 1_000_000) -> list[tuple]:

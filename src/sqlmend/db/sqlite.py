@@ -72,8 +72,10 @@ class SqliteDatabase(Database):
             raise DatabaseNotFoundError(f"no SQLite database at {self.path}")
         uri = f"file:{quote(str(self.path))}?mode=ro"
         try:
-            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None,
-                                         check_same_thread=False, timeout=5.0)
+            # no statement cache: SQLite counts a statement's VM steps across its runs, so a reused
+            # statement would put the progress handler's ticks (last_work) elsewhere each time
+            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                                         timeout=5.0, cached_statements=0)
             self._conn.text_factory = _decode
             self._conn.execute("PRAGMA query_only = ON")
             self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
@@ -82,9 +84,11 @@ class SqliteDatabase(Database):
         self._conn.set_authorizer(_authorize)
         self._deadline: float | None = None
         self._timed_out = False
+        self._ticks = 0  # progress-handler calls (PROGRESS_STEPS VM instructions each) of the last query
         self._conn.set_progress_handler(self._progress, PROGRESS_STEPS)
 
     def _progress(self) -> int:
+        self._ticks += 1
         if self._deadline is not None and time.monotonic() > self._deadline:
             self._timed_out = True
             return 1  # non-zero interrupts the statement
@@ -92,6 +96,7 @@ class SqliteDatabase(Database):
 
     def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
         self._timed_out = False
+        self._ticks = 0
         self._deadline = time.monotonic() + timeout
         cursor = self._conn.cursor()
         try:
@@ -105,6 +110,13 @@ class SqliteDatabase(Database):
             cursor.close()
         truncated = len(rows) > max_rows
         return columns, rows[:max_rows], truncated
+
+    def _begin(self) -> None:
+        self._ticks = 0
+
+    def last_work(self) -> int:
+        """Thousands of SQLite virtual-machine instructions the last query ran (``PROGRESS_STEPS`` each)."""
+        return self._ticks
 
     def _translate(self, error: Exception, timeout: float) -> Exception:
         message = str(error)

@@ -15,7 +15,16 @@ Order of work for one query:
    that still fail get a second edit too (any generator, the first one's included:
    two ambiguous columns need two qualifications), those whose error differs
    from the original's first, as the first edit then mended something;
-5. the search stops at ``beam`` executed candidates or ``budget`` seconds.
+5. the search stops at ``beam`` executed candidates, or when its work reaches ``budget``
+   seconds as :data:`COST` estimates them, or after ``max_seconds`` of wall-clock time.
+
+The budget is counted in work, not read off the clock: candidates generated, candidates
+executed, the engine's own count of the work each execution did (SQLite's virtual-machine
+instructions, :attr:`~sqlmend.types.ExecResult.work`) and candidates ranked, each at the cost
+:data:`COST` gives it. The same query on the same database then gets the same candidates on a
+busy machine as on an idle one, in a shard as in the whole run. An engine that counts no work
+(PostgreSQL, DuckDB) adds the seconds its queries took instead, and ``max_seconds`` bounds a
+machine much slower than the one :data:`COST` was measured on.
 """
 
 from __future__ import annotations
@@ -52,6 +61,16 @@ class Executed:
                 "error": self.error, "score": None if self.score is None else round(self.score, 4)}
 
 
+#: Estimated seconds of each unit of search work (see the module doc): a candidate generated
+#: (its generator's share, rendered, checked, deduplicated), a candidate executed (the call and
+#: its result's key), one ``work`` unit of an execution (1,000 SQLite VM instructions), a
+#: first-edit candidate ranked for a second edit. Fitted by non-negative least squares on the
+#: unbounded searches of 391 Spider-train golds on this project's 2-core machine (R² 0.92;
+#: executed and ranked candidates come with generated ones, and their share went to it);
+#: docs/benchmarks.md, "The search's budget counts work".
+COST = {"generated": 0.0012, "executed": 0.0, "work": 0.000036, "ranked": 0.0}
+
+
 @dataclass
 class SearchSettings:
     """Bounds of one search."""
@@ -59,7 +78,8 @@ class SearchSettings:
     beam: int = 200  # executed candidates at most
     expand: int = 6  # one-edit candidates that get a second edit
     two_edits: bool = True
-    budget: float = 0.3  # seconds of search per query (generation + execution)
+    budget: float = 0.3  # seconds of search per query, as COST estimates the work done
+    max_seconds: float = 10.0  # wall-clock seconds at most, whatever the estimate (4 workers on 2 cores: ~4x the estimate)
     timeout: float = 1.0  # seconds per candidate execution
     max_rows: int = 2000
     max_per_node: int = 5
@@ -77,7 +97,9 @@ class SearchResult:
     failed: int = 0
     duplicates: int = 0
     seconds: float = 0.0
-    stopped: str = ""  # why the search stopped early ("beam", "budget"), "" when exhausted
+    stopped: str = ""  # why the search stopped early ("beam", "budget", "time"), "" when exhausted
+    work: int = 0  # the engine's work units of the executions (see COST)
+    cost: float = 0.0  # the estimated seconds the budget was counted in
 
 
 def result_key(result: ExecResult) -> tuple:
@@ -103,24 +125,43 @@ class _Runner:
     def __init__(self, db: Any, original: Executed, settings: SearchSettings, deadline: float):
         self.db = db
         self.settings = settings
-        self.deadline = deadline
+        self.deadline = deadline  # the wall-clock bound (max_seconds)
         self.dialect = getattr(db, "dialect", "sqlite")
         self.seen_sql = {original.sql.strip()}
         self.seen = {result_key(original.result)} if original.result is not None else set()
         self.out: list[Executed] = []
         self.failing: list[Executed] = []  # candidates that failed to run (kept only when asked)
         self.keep_failing = 0
-        self.generated = self.executed = self.failed = self.duplicates = 0
+        self.generated = self.executed = self.failed = self.duplicates = self.work = self.ranked = 0
+        self.uncounted = 0.0  # seconds of executions on an engine that counts no work
         self.stopped = ""
+
+    @property
+    def cost(self) -> float:
+        """The work so far, in the seconds :data:`COST` estimates for it."""
+        return (self.generated * COST["generated"] + self.executed * COST["executed"]
+                + self.work * COST["work"] + self.ranked * COST["ranked"] + self.uncounted)
 
     def full(self) -> bool:
         if self.executed >= self.settings.beam:
             self.stopped = "beam"
             return True
-        if time.perf_counter() > self.deadline:
+        if self.cost > self.settings.budget:
             self.stopped = "budget"
             return True
+        if time.perf_counter() > self.deadline:
+            self.stopped = "time"
+            return True
         return False
+
+    def _count(self, started: float) -> None:
+        """Add the last execution's work (run or failed); its seconds when the engine counts none."""
+        counter = getattr(self.db, "last_work", None)
+        work = counter() if counter is not None else None
+        if work is None:
+            self.uncounted += time.perf_counter() - started
+        else:
+            self.work += work
 
     def run(self, base: Executed, gens: list[Generator], inp: SearchInput) -> None:
         for gen in gens:
@@ -140,16 +181,19 @@ class _Runner:
                     continue
                 self.seen_sql.add(text.strip())
                 self.executed += 1
+                started = time.perf_counter()
                 try:
                     res = self.db.execute_parsed(tree, text, timeout=self.settings.timeout,
                                                  max_rows=self.settings.max_rows)
                 except (DatabaseError, SqlError) as exc:
+                    self._count(started)
                     self.failed += 1
                     if len(self.failing) < self.keep_failing:
                         self.failing.append(Executed(text, base.edits + [label], base.generators + [gen.name],
                                                      error=exec_error_text(exc) or type(exc).__name__,
                                                      tree=tree))
                     continue
+                self._count(started)
                 if not res.columns:
                     continue
                 key = result_key(res)
@@ -201,7 +245,7 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
         return SearchResult(original, [], seconds=time.perf_counter() - start)
     inp.max_per_node = settings.max_per_node
     gens = order_generators(findings)
-    runner = _Runner(db, original, settings, start + settings.budget)
+    runner = _Runner(db, original, settings, start + settings.max_seconds)
     failed = original.result is None
     if failed and settings.two_edits:
         runner.keep_failing = 50 if settings.expand_failing else 0
@@ -212,6 +256,7 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
         firsts = list(runner.out)
         if rank is not None:
             scores = rank(original, firsts)
+            runner.ranked += len(firsts)
             order = sorted(range(len(firsts)), key=lambda i: -scores[i])
             for i, s in enumerate(scores):
                 firsts[i].score = s
@@ -228,4 +273,5 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
                 break
             runner.run(base, gens, inp)
     return SearchResult(original, runner.out, runner.generated, runner.executed, runner.failed,
-                        runner.duplicates, time.perf_counter() - start, runner.stopped)
+                        runner.duplicates, time.perf_counter() - start, runner.stopped, runner.work,
+                        round(runner.cost, 4))

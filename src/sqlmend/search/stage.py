@@ -46,7 +46,11 @@ class SearchOptions(StageSettings):
     expand: int = Field(6, ge=0, description="one-edit candidates that get a second edit")
     expand_failing: int = Field(6, ge=0, description="an original that fails to run: one-edit candidates that "
                                                      "still fail and get a second edit (0: none)")
-    budget: float = Field(0.3, gt=0, description="seconds of search (generation and execution) per query")
+    budget: float = Field(0.3, gt=0, description="seconds of search (generation and execution) per query, counted "
+                                                 "in work (search.engine.COST), so that a busy machine finds the "
+                                                 "same candidates")
+    max_seconds: float = Field(10.0, gt=0, description="wall-clock seconds of search per query at most, whatever "
+                                                      "the work count says")
     timeout: float = Field(1.0, gt=0, description="seconds per candidate execution")
     max_rows: int = Field(2000, gt=0, description="rows fetched per candidate")
     margin: float | None = Field(None, description="score gap the best candidate needs over the original "
@@ -72,7 +76,8 @@ class SearchOptions(StageSettings):
     def search_settings(self) -> SearchSettings:
         """The search's bounds under these options (the detectors' search signals use the defaults)."""
         return SearchSettings(beam=self.beam, expand=self.expand, expand_failing=self.expand_failing,
-                              budget=self.budget, timeout=self.timeout, max_rows=self.max_rows)
+                              budget=self.budget, max_seconds=self.max_seconds, timeout=self.timeout,
+                              max_rows=self.max_rows)
 
 
 class SearchStage(StageBase):
@@ -155,7 +160,7 @@ class SearchStage(StageBase):
         cands = found.candidates
         trace.detail.update({"generated": found.generated, "executed": found.executed,
                              "distinct": len(cands), "failed": found.failed, "stopped": found.stopped,
-                             "search_seconds": round(found.seconds, 4)})
+                             "search_seconds": round(found.seconds, 4), "search_cost": found.cost})
         if not cands:
             trace.note = f"{found.executed} candidate(s) executed, none with a new result"
             return self._done(trace, start), found
