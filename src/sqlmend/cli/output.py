@@ -58,3 +58,10 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: st
     for row in rows:
         table.add_row(*(str(v) for v in row))
     Console(markup=markup).print(table)
+
+
+def refuse_dev(dataset: str, what: str = "this check runs") -> None:
+    """Exit 2 with a clear message when a training-only command is given a dev or test set."""
+    if "dev" in dataset or "test" in dataset:
+        typer.secho(f"refusing {dataset}: {what} on training questions only", err=True, fg="red")
+        raise typer.Exit(2)

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from sqlmend import rules
-from sqlmend.cli.output import QUIET, QUIET_LONG, print_table
+from sqlmend.cli.output import QUIET, QUIET_LONG, print_table, refuse_dev
 from sqlmend.errors import SqlmendError
 from sqlmend.types import Task
 
@@ -190,9 +190,7 @@ def bench_static_train_cmd(
     from sqlmend.bench import load_dataset
     from sqlmend.bench.static_train import bench_static_train, markdown
 
-    if "dev" in dataset or "test" in dataset:
-        typer.secho(f"refusing {dataset}: this check runs on training questions only", err=True, fg="red")
-        raise typer.Exit(2)
+    refuse_dev(dataset)
     ds = load_dataset(dataset)
     bar = tqdm(total=min(questions, len(ds.tasks)), desc="static-train", unit="q", leave=False)
     report = bench_static_train(ds, questions=questions, seed=seed, progress=lambda: bar.update(1))

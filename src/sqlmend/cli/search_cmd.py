@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from tqdm import tqdm
 
+from sqlmend.cli.output import refuse_dev
 from sqlmend.errors import SqlmendError
 
 KINDS = "rule1,rule2,neighbour"
@@ -67,9 +68,7 @@ def train_verifier(
     from sqlmend.search import train as training
     from sqlmend.search.verifier import WEIGHTS
 
-    if "dev" in dataset or "test" in dataset:
-        typer.secho(f"refusing {dataset}: the verifier trains on training questions only", err=True, fg="red")
-        raise typer.Exit(2)
+    refuse_dev(dataset, "the verifier trains")
     ds = load_dataset(dataset)
     pool = list(ds.tasks)
     tasks = training.training_questions(pool, lambda d: ds.db_path(d) is not None, questions, skip, seed)
@@ -328,9 +327,7 @@ def bench_failing_cmd(
     from sqlmend.bench.failing import bench_failing, markdown
     from sqlmend.cli.correct_cmd import parse_options
 
-    if "dev" in dataset or "test" in dataset:
-        typer.secho(f"refusing {dataset}: this check runs on training questions only", err=True, fg="red")
-        raise typer.Exit(2)
+    refuse_dev(dataset)
     options = parse_options(option).get("search", {})
     ds = load_dataset(dataset)
     bar = tqdm(total=questions, desc="failing", unit="q", leave=False)
@@ -359,9 +356,7 @@ def bench_search_cost_cmd(
     from sqlmend.bench.search_cost import fit, markdown, measure
     from sqlmend.search.engine import COST
 
-    if "dev" in dataset or "test" in dataset:
-        typer.secho(f"refusing {dataset}: this check runs on training questions only", err=True, fg="red")
-        raise typer.Exit(2)
+    refuse_dev(dataset)
     bar = tqdm(total=questions, desc="search-cost", unit="q", leave=False)
     rows = measure(load_dataset(dataset), questions, seed, progress=lambda: bar.update(1))
     bar.close()
