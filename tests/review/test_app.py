@@ -68,6 +68,27 @@ def test_an_edit_that_writes_is_refused_and_not_saved(client):
     assert r.status_code == 200 and "save-form" in r.text and "406" in r.text  # executed and shown
 
 
+def test_an_advisory_fix_is_suggested_and_saved_as_an_edit_once_checked(client):
+    """GPT-4 zero-shot's q149 joins car_makers.Id with car_names.MakeId, ids the keys link only through
+    model_list: TB04 (advisory) proposes the join through it, the static stage leaves the SQL as it was,
+    and the reviewer can check the proposal and save it as the correction."""
+    c, token, run = client
+    page = c.get("/item/149").text
+    assert "suggested fixes (1)" in page and "TB04" in page
+    fix = run.item("149").correction.findings[0].fixes
+    import html
+
+    from sqlmend import sql as sqlmod
+
+    text = sqlmod.fixes.apply(run.item("149").correction.original_sql, fix)
+    assert "JOIN model_list ON" in text and html.escape(text, quote=True) in page
+    r = c.post("/item/149/check", data={"csrf": token, "sql": text})
+    assert r.status_code == 200 and "save-form" in r.text
+    r = c.post("/item/149/decide", data={"csrf": token, "action": "edit", "sql": text}, follow_redirects=False)
+    assert r.status_code == 303 and ReviewLog(run.folder).latest()["149"].sql == text
+    assert "suggested fixes" not in c.get("/item/112").text  # nothing unapplied to propose there
+
+
 def test_decisions_are_appended_and_the_latest_counts(client):
     c, token, run = client
     for action in ("accept", "reject"):

@@ -98,6 +98,26 @@ def _facets(items: list[Item], latest: dict[str, Any]) -> dict[str, dict[str, in
     return {k: dict(sorted(v.items())) for k, v in out.items()}
 
 
+def _suggestions(c: Any) -> list[tuple[str, str, str]]:
+    """``(code, message, SQL)`` of each finding whose fix was not applied (an advisory rule's, or one the
+    guard refused): the original with that fix alone, for the reviewer to check and save."""
+    from sqlmend import sql as sqlmod
+
+    out, seen = [], {c.sql.strip()}
+    for s in c.stages:
+        for f in s.findings:
+            if not f.fixes:
+                continue
+            try:
+                text = sqlmod.fixes.apply(c.original_sql, f.fixes)
+            except Exception:  # a fix planned on another SQL than the original (a later stage's)
+                continue
+            if text.strip() not in seen:
+                seen.add(text.strip())
+                out.append((f.code, f.message, text))
+    return out
+
+
 def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = None, embedder: Any = None,
                recovery: Any = None, timeout: float = 5.0, preview_rows: int = 10,
                allowed_hosts: list[str] | None = None, namespace: str = "default") -> Any:
@@ -180,6 +200,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
             results["corrected"] = execute_preview(db, c.sql, preview_rows, timeout)
         if it.task is not None and it.task.gold:
             results["gold"] = execute_preview(db, it.task.gold, preview_rows, timeout)
+        suggestions = _suggestions(c)
         candidates = []  # a search stage's ranked candidates: detail["top"] (or "candidates"), with scores
         for s in c.stages:
             listed = s.detail.get("top") or s.detail.get("candidates")
@@ -187,7 +208,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
                 original = s.detail.get("original")
                 candidates.append((s.stage, listed, original.get("score") if isinstance(original, dict) else None))
         resp = page("item.html", item=it, c=c, task=it.task, before_html=before_html, after_html=after_html,
-                    results=results, candidates=candidates, decision=latest.get(qid),
+                    results=results, candidates=candidates, suggestions=suggestions, decision=latest.get(qid),
                     decision_label=_decision_of(it, latest), pos=pos, total=len(ids),
                     next_url=item_url(nxt, f) if nxt else "", prev_url=item_url(prev, f) if prev else "",
                     next_qid=nxt or "", list_url="/" + (f"?{urlencode(f)}" if f else ""), filters=f,
