@@ -48,3 +48,16 @@ def test_runaway_query_stops_within_limit(db, sql):
         db.execute(sql, timeout=limit)
     assert time.monotonic() - start < 1.5 * limit
     assert db.execute("SELECT COUNT(*) FROM singer").rows == [(6,)]
+
+
+def test_the_search_on_duckdb_counts_its_executions_in_seconds(db):
+    """DuckDB counts no VM instructions (``last_work`` is None): the search's budget adds the seconds its
+    candidates took instead, and still stops it."""
+    from sqlmend.search import SearchInput, SearchSettings, execute_original, search
+
+    assert db.execute("SELECT 1").work is None and db.last_work() is None
+    orig = execute_original(db, "SELECT name FROM singer WHERE age > 30 ORDER BY age", 5, 2000)
+    inp = SearchInput("Names of singers older than 30?", db.schema(), db.value_index())
+    found = search(db, orig, inp, settings=SearchSettings(budget=0.05, max_seconds=60))
+    assert found.executed > 0 and found.work == 0 and found.cost > 0.05 and found.stopped == "budget"
+    assert found.candidates
