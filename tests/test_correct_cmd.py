@@ -68,6 +68,16 @@ def test_bench_correct_paired_report(tmp_path, data_dir):
     assert "| codes-1b | mac-sql |" in (tmp_path / "report.md").read_text()
 
 
+def test_a_single_query_shows_the_fix_an_advisory_rule_proposes(spider_db):
+    r = runner.invoke(app, ["correct", "--db", str(spider_db("car_1")), "--question", "How many models per maker?",
+                            "--sql", "SELECT car_makers.FullName, COUNT(*) FROM car_makers JOIN car_names "
+                                     "ON car_makers.Id = car_names.MakeId GROUP BY car_makers.Id",
+                            "--stages", "static,guard"])
+    assert r.exit_code == 0, r.output
+    assert "suggested by TB04 (advisory, not applied)" in r.output and "JOIN model_list ON" in r.output
+    assert "unchanged:" in r.output
+
+
 _TIMINGS = ("seconds", "seconds_per_query", "wall_seconds")
 
 

@@ -109,6 +109,10 @@ def _single(db: str, question: str, sql_text: str, evidence: str, config: Pipeli
                   f"({len(s.findings)} findings, {s.calls} calls)")
         for f in s.findings:
             con.print(f"   {f.code} {f.error_type}: {f.message}")
+    from sqlmend.rules.engine import unapplied
+
+    for f, text in unapplied(c.original_sql, c.sql, c.findings):
+        con.print(f"[yellow]suggested by {f.code} ({f.severity}, not applied):[/] {text}", soft_wrap=True)
     if c.error:
         con.print(f"[red]error:[/] {c.error}")
     con.print(("[green]corrected:[/] " if c.changed else "unchanged: ") + c.sql, soft_wrap=True)

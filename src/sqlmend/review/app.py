@@ -99,23 +99,10 @@ def _facets(items: list[Item], latest: dict[str, Any]) -> dict[str, dict[str, in
 
 
 def _suggestions(c: Any) -> list[tuple[str, str, str]]:
-    """``(code, message, SQL)`` of each finding whose fix was not applied (an advisory rule's, or one the
-    guard refused): the original with that fix alone, for the reviewer to check and save."""
-    from sqlmend import sql as sqlmod
+    """``(code, message, SQL)`` of each fix the run did not apply, for the reviewer to check and save."""
+    from sqlmend.rules.engine import unapplied
 
-    out, seen = [], {c.sql.strip()}
-    for s in c.stages:
-        for f in s.findings:
-            if not f.fixes:
-                continue
-            try:
-                text = sqlmod.fixes.apply(c.original_sql, f.fixes)
-            except Exception:  # a fix planned on another SQL than the original (a later stage's)
-                continue
-            if text.strip() not in seen:
-                seen.add(text.strip())
-                out.append((f.code, f.message, text))
-    return out
+    return [(f.code, f.message, text) for f, text in unapplied(c.original_sql, c.sql, c.findings)]
 
 
 def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = None, embedder: Any = None,
