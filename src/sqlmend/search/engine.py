@@ -65,10 +65,10 @@ class Executed:
 #: (its generator's share, rendered, checked, deduplicated), a candidate executed (the call and
 #: its result's key), one ``work`` unit of an execution (1,000 SQLite VM instructions), a
 #: first-edit candidate ranked for a second edit. Fitted by non-negative least squares on the
-#: unbounded searches of 391 Spider-train golds on this project's 2-core machine (R² 0.92;
-#: executed and ranked candidates come with generated ones, and their share went to it);
-#: docs/benchmarks.md, "The search's budget counts work".
-COST = {"generated": 0.0012, "executed": 0.0, "work": 0.000036, "ranked": 0.0}
+#: unbounded searches of 391 Spider-train golds on this project's 2-core machine (``sqlmend bench
+#: search-cost --questions 400``, R² 0.945; executed and ranked candidates come with generated
+#: ones, and their share went to it); docs/benchmarks.md, "The search's budget counts work".
+COST = {"generated": 0.001158, "executed": 0.0, "work": 0.000038, "ranked": 0.0}
 
 
 @dataclass
