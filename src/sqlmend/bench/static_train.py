@@ -41,9 +41,13 @@ def bench_static_train(ds: Any, questions: int = 2500, seed: int = 0, timeout: f
             db = conn(task.db_id)
             if db is None:
                 continue
-            for kind, broken in variants(task.gold, db.schema(), rng):
+            breaks = variants(task.gold, db.schema(), rng)
+            try:
+                gold = result_key(db.execute(task.gold, timeout=timeout, max_rows=2000)) if breaks else None
+            except SqlmendError:
+                continue
+            for kind, broken in breaks:
                 try:
-                    gold = result_key(db.execute(task.gold, timeout=timeout, max_rows=2000))
                     if result_key(db.execute(broken, timeout=timeout, max_rows=2000)) == gold:
                         continue
                 except SqlmendError:

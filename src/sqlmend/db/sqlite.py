@@ -96,7 +96,6 @@ class SqliteDatabase(Database):
 
     def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
         self._timed_out = False
-        self._ticks = 0
         self._deadline = time.monotonic() + timeout
         cursor = self._conn.cursor()
         try:

@@ -26,7 +26,12 @@ def linking_keys(ctx: Any, pair: ColumnPair) -> list[ForeignKey]:
     Returns:
         The keys (either direction).
     """
-    tables = {pair.left.table.lower(), pair.right.table.lower()}
+    return keys_between(ctx, pair.left.table, pair.right.table)
+
+
+def keys_between(ctx: Any, a: str, b: str) -> list[ForeignKey]:
+    """The single-column foreign keys between tables ``a`` and ``b`` (either direction)."""
+    tables = {a.lower(), b.lower()}
     return [fk for fk in ctx.schema.foreign_keys if len(fk.columns) == 1
             and {fk.table.lower(), fk.ref_table.lower()} == tables]
 

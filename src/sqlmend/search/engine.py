@@ -156,8 +156,7 @@ class _Runner:
 
     def _count(self, started: float) -> None:
         """Add the last execution's work (run or failed); its seconds when the engine counts none."""
-        counter = getattr(self.db, "last_work", None)
-        work = counter() if counter is not None else None
+        work = self.db.last_work()
         if work is None:
             self.uncounted += time.perf_counter() - started
         else:

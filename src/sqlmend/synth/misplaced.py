@@ -14,6 +14,7 @@ from typing import Any
 from sqlmend.rules.analysis import QueryAnalysis
 from sqlmend.rules.values import holds_text
 from sqlmend.sql import ast
+from sqlmend.sql.fixes import find_node, node_path
 
 #: The ways :func:`variants` breaks a gold, in order.
 KINDS = ("column", "case")
@@ -39,22 +40,17 @@ def variants(gold: str, schema: Any, rng: random.Random) -> list[tuple[str, str]
               if c.name.lower() != cmp.column.column.lower() and holds_text(c)]
     if others:
         tree = an.tree.copy()
-        col = _same(tree, cmp.column.node, (ast.Column,))
-        if col is not None:
+        col = find_node(tree, node_path(cmp.column.node))
+        if isinstance(col, ast.Column):
             col.replace(ast.column(rng.choice(others), table=col.table or None))
             out.append(("column", tree.sql(dialect="sqlite")))
     value = an.as_literal(cmp.literals[0])
     other = value.lower() if value != value.lower() else value.title()
     if other != value:
         tree = an.tree.copy()
-        lit = _same(tree, cmp.literals[0], (ast.Literal, ast.Column))
+        lit = find_node(tree, node_path(cmp.literals[0]))
         if lit is not None:
             lit.replace(ast.Literal.string(other))
             out.append(("case", tree.sql(dialect="sqlite")))
     return out
 
-
-def _same(tree: Any, node: Any, kinds: tuple) -> Any:
-    """The node of a copied tree that reads like ``node`` (the first one of ``kinds``), or None."""
-    text = node.sql()
-    return next((n for n in tree.find_all(*kinds) if n.sql() == text), None)

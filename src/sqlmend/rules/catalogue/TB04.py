@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.rules.joins import cross_table_pairs, is_key_column, key_path, key_root, linking_keys
+from sqlmend.rules.joins import cross_table_pairs, is_key_column, key_path, key_root, keys_between, linking_keys
 from sqlmend.sql import ast
 from sqlmend.sql.fixes import node_path
 from sqlmend.types import Finding
@@ -65,12 +65,9 @@ def _step(ctx: RuleContext, a: str, b: str, prefer: str) -> tuple[str, str] | No
     """The columns ``(of a, of b)`` of the one single-column foreign key between tables ``a`` and ``b``
     (among several, the one on ``a``'s column ``prefer``); None when none or no single one."""
     keys = []
-    for fk in ctx.schema.foreign_keys:
-        if len(fk.columns) != 1:
-            continue
+    for fk in keys_between(ctx, a, b) if a != b else []:
         ends = {fk.table.lower(): fk.columns[0], fk.ref_table.lower(): fk.ref_columns[0]}
-        if set(ends) == {a, b} and a != b:
-            keys.append((ends[a], ends[b]))
+        keys.append((ends[a], ends[b]))
     preferred = [k for k in keys if k[0].lower() == prefer.lower()]
     chosen = preferred if len(preferred) == 1 else keys
     return chosen[0] if len(set(chosen)) == 1 else None
