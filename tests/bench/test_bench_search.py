@@ -20,7 +20,12 @@ def test_bench_search_reports_recall_selection_and_the_paired_report(data_dir):
     assert 0.0 <= r["candidate_recall_all"] <= 1.0 and r["latency_searched"]["n"] == 12
     paired = r["paired"]["all"]
     assert paired["n"] == 12 and len(paired["fixed"]) + len(paired["regressed"]) <= r["accepted"]
-    assert "gpt-4_zero-shot" in markdown(report)
+    gaps = r["gaps"]  # the verifier's score gaps: as many counted above 0 as there are, fewer above 0.4
+    for side in ("right_of_wrong", "wrong_of_correct"):
+        g = gaps[side]
+        assert g["n"] >= g["above_0"] >= g["above_0.2"] >= g["above_0.4"] >= 0
+    assert gaps["wrong_of_correct"]["n"] > 0  # with scope=all, correct predictions are searched too
+    assert "gpt-4_zero-shot" in markdown(report) and "best wrong candidate's gap" in markdown(report)
 
 
 def test_bench_search_counts_the_predictions_the_engine_refuses(data_dir):

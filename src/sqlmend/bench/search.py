@@ -13,7 +13,11 @@ file it reports
   gold-clean), and how many rewrites the decision proposed and the guard took;
 * the predictions the engine refuses after static (an error, not a timeout): how
   many, how many the search reached with the gold's rows, how many it fixed;
-* ms per searched query (median / p95) and model calls.
+* ms per searched query (median / p95) and model calls;
+* the verifier's score gaps over the original (features verifier, originals that run): for the
+  wrong predictions it reached, the best right candidate's gap; for the correct ones it searched,
+  the best wrong candidate's gap — how many are above 0, 0.2 and 0.4. A margin can fix the first
+  only where they stand above the second.
 """
 
 from __future__ import annotations
@@ -94,10 +98,28 @@ def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], sta
             ranked = sorted(found.candidates, key=lambda c: -(c.score or 0.0))
             fact["top_hit"] = bool(hits) and result_key(ranked[0].result) == gold_key
             fact["distinct"] = len(found.candidates)
+            if found.original.score is not None and not failing:  # a failing original needs no margin
+                fact["right_gap"] = gap(hits, found.original.score)
+                fact["wrong_gap"] = gap([c for c in found.candidates if result_key(c.result) != gold_key],
+                                        found.original.score)
         facts[task.question_id] = fact
         if progress:
             progress()
     return {"static": after_static, "search": after_search, "facts": facts}
+
+
+def gap(candidates: list[Any], original: float) -> float | None:
+    """The best candidate's verifier score minus the original's (None: no candidate)."""
+    return max((c.score or 0.0) for c in candidates) - original if candidates else None
+
+
+#: The score gaps :func:`summarize` counts candidates above.
+GAP_STEPS = (0.0, 0.2, 0.4)
+
+
+def gaps(values: list[float]) -> dict[str, int]:
+    """How many of ``values`` there are, and how many stand above each of :data:`GAP_STEPS`."""
+    return {"n": len(values), **{f"above_{t:g}": sum(v > t for v in values) for t in GAP_STEPS}}
 
 
 def bench_search(ds: Dataset, pred_files: list[Path], stage: SearchStage, *, timeout: float = 10.0,
@@ -132,6 +154,7 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
     failing = [q for q in facts if facts[q].get("failing")]
     pair = paired.to_dict()
     fixed = set(pair["all"]["fixed"])
+    correct = [q for q in facts if (r := before.result(q)).scored and r.correct]
     return {
         "questions": len(facts), "searched": len(searched), "wrong_after_static": len(wrong),
         "wrong_searched": len(wrong_searched), "reachable": len(reach),
@@ -146,6 +169,10 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
         "latency_searched": latency(secs),
         "latency_all": latency([f["seconds"] for f in facts.values()]),
         "paired": pair,
+        "gaps": {"right_of_wrong": gaps([facts[q]["right_gap"] for q in wrong
+                                         if facts[q].get("right_gap") is not None]),
+                 "wrong_of_correct": gaps([facts[q]["wrong_gap"] for q in correct
+                                           if facts[q].get("wrong_gap") is not None])},
     }
 
 
@@ -165,4 +192,16 @@ def markdown(report: dict[str, Any]) -> str:
             f"{a['delta_ex']:+.2f} | {len(c['fixed'])} / {len(c['regressed'])} / {c['delta_ex']:+.2f} | "
             f"{r.get('failing', 0)} / {r.get('failing_reached', 0)} / {r.get('failing_fixed', 0)} | "
             f"{lat['median_ms']:.0f} / {lat['p95_ms']:.0f} | {r['model_calls']} |")
+    steps = " / ".join(f"> {t:g}" for t in GAP_STEPS)
+    lines += ["", f"Verifier score gaps over the original ({steps}), originals that run:", "",
+              "| file | wrong predictions reached: n | best right candidate's gap | "
+              "correct predictions searched: n | best wrong candidate's gap |",
+              "| --- | ---: | --- | ---: | --- |"]
+    for name, r in report["files"].items():
+        g = r.get("gaps")
+        if g is None:
+            continue
+        row = [g["right_of_wrong"], g["wrong_of_correct"]]
+        cells = [f"{x['n']} | " + " / ".join(str(x[f'above_{t:g}']) for t in GAP_STEPS) for x in row]
+        lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
