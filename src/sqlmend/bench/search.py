@@ -16,8 +16,8 @@ file it reports
 * ms per searched query (median / p95) and model calls;
 * the verifier's score gaps over the original (features verifier, originals that run): for the
   wrong predictions it reached, the best right candidate's gap; for the correct ones it searched,
-  the best wrong candidate's gap — how many are above 0, 0.2 and 0.4. A margin can fix the first
-  only where they stand above the second.
+  the best wrong candidate's gap — how many are above 0, 0.2 and 0.4, on gold-clean questions. A
+  margin can fix the first only where they stand above the second.
 """
 
 from __future__ import annotations
@@ -154,7 +154,8 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
     failing = [q for q in facts if facts[q].get("failing")]
     pair = paired.to_dict()
     fixed = set(pair["all"]["fixed"])
-    correct = [q for q in facts if (r := before.result(q)).scored and r.correct]
+    clean = set(facts) - set(pair["suspect_ids"])  # the gaps count gold-clean questions
+    correct = [q for q in clean if (r := before.result(q)).scored and r.correct]
     return {
         "questions": len(facts), "searched": len(searched), "wrong_after_static": len(wrong),
         "wrong_searched": len(wrong_searched), "reachable": len(reach),
@@ -170,7 +171,7 @@ def summarize(facts: dict[str, dict], before: Any, paired: Any) -> dict[str, Any
         "latency_all": latency([f["seconds"] for f in facts.values()]),
         "paired": pair,
         "gaps": {"right_of_wrong": gaps([facts[q]["right_gap"] for q in wrong
-                                         if facts[q].get("right_gap") is not None]),
+                                         if q in clean and facts[q].get("right_gap") is not None]),
                  "wrong_of_correct": gaps([facts[q]["wrong_gap"] for q in correct
                                            if facts[q].get("wrong_gap") is not None])},
     }
@@ -193,7 +194,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"{r.get('failing', 0)} / {r.get('failing_reached', 0)} / {r.get('failing_fixed', 0)} | "
             f"{lat['median_ms']:.0f} / {lat['p95_ms']:.0f} | {r['model_calls']} |")
     steps = " / ".join(f"> {t:g}" for t in GAP_STEPS)
-    lines += ["", f"Verifier score gaps over the original ({steps}), originals that run:", "",
+    lines += ["", f"Verifier score gaps over the original ({steps}), gold-clean questions whose original runs:", "",
               "| file | wrong predictions reached: n | best right candidate's gap | "
               "correct predictions searched: n | best wrong candidate's gap |",
               "| --- | ---: | --- | ---: | --- |"]
