@@ -155,7 +155,9 @@ def bench_search_cmd(
 ) -> None:
     """Static alone vs static + search, per prediction file: candidate recall, selection accuracy,
     fixed / regressed / ΔEX (all and gold-clean questions), rewrites proposed and accepted, ms per
-    searched query, model calls.
+    searched query, model calls; then the verifier's score gaps over the original (the best right
+    candidate's for the wrong predictions reached, the best wrong candidate's for the correct ones
+    searched), which say whether any margin could fix more without breaking.
 
     Example: sqlmend bench search --pred ../shared/data/predictions/spider-dev/codes-1b.sql --sample 200
     """
