@@ -93,15 +93,16 @@ def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], sta
                 gold_key = result_key(db.execute(task.gold, timeout=30, max_rows=stage.settings.max_rows))
             except Exception:  # a gold that fails here is excluded by the evaluator anyway
                 gold_key = None
-            hits = [c for c in found.candidates if result_key(c.result) == gold_key]
+            hits, misses = [], []  # candidates returning the gold's rows, and the others
+            for c in found.candidates:
+                (hits if result_key(c.result) == gold_key else misses).append(c)
             fact["reach"] = bool(hits)
             ranked = sorted(found.candidates, key=lambda c: -(c.score or 0.0))
             fact["top_hit"] = bool(hits) and result_key(ranked[0].result) == gold_key
             fact["distinct"] = len(found.candidates)
             if found.original.score is not None and not failing:  # a failing original needs no margin
                 fact["right_gap"] = gap(hits, found.original.score)
-                fact["wrong_gap"] = gap([c for c in found.candidates if result_key(c.result) != gold_key],
-                                        found.original.score)
+                fact["wrong_gap"] = gap(misses, found.original.score)
         facts[task.question_id] = fact
         if progress:
             progress()
@@ -199,10 +200,7 @@ def markdown(report: dict[str, Any]) -> str:
               "correct predictions searched: n | best wrong candidate's gap |",
               "| --- | ---: | --- | ---: | --- |"]
     for name, r in report["files"].items():
-        g = r.get("gaps")
-        if g is None:
-            continue
-        row = [g["right_of_wrong"], g["wrong_of_correct"]]
+        row = [r["gaps"]["right_of_wrong"], r["gaps"]["wrong_of_correct"]]
         cells = [f"{x['n']} | " + " / ".join(str(x[f'above_{t:g}']) for t in GAP_STEPS) for x in row]
         lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
