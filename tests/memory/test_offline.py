@@ -12,7 +12,7 @@ from sqlmend.memory.isolation import IsolatedGroup, collect_evidence, revert_gro
 from sqlmend.memory.items import admission_problem
 from sqlmend.memory.judge import classify, judge_mechanical
 from sqlmend.memory.recovery import recover
-from sqlmend.bench.split import load_split, save_split, split_tasks
+from sqlmend.bench.split import history_twins, load_split, save_split, split_tasks
 from sqlmend.memory.store import MemoryStore
 from sqlmend.types import Edit, Task
 
@@ -32,6 +32,18 @@ def test_split_is_per_database_seeded_and_a_quarter(spider_dir, tmp_path):
     assert split_tasks(tasks, seed=0).history == s.history != split_tasks(tasks, seed=1).history
     save_split(s, tmp_path / "split.json")
     assert load_split(tmp_path / "split.json").test == s.test
+
+
+def test_split_keeps_questions_that_share_a_gold_in_one_part(spider_dir):
+    tasks = _spider_tasks(spider_dir)
+    for seed in (0, 1):
+        s = split_tasks(tasks, seed=seed)
+        assert history_twins(tasks, s) == 0  # the per-question shuffle left 165 (seed 0)
+        by_db = {}
+        for t in tasks:
+            h, n = by_db.get(t.db_id, (0, 0))
+            by_db[t.db_id] = (h + (t.question_id in set(s.history)), n + 1)
+        assert all(abs(h - 0.25 * n) <= 2 for h, n in by_db.values())  # about a quarter of every database
 
 
 JOIN = Edit("insert", "join", None, "JOIN concert ON concert.stadium_id = stadium.stadium_id", ["concert"])

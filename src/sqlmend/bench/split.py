@@ -5,6 +5,12 @@ the training set and the remaining 75% to the test set." The history part's
 wrong predictions, with the gold as the confirmed correction, build the repair
 memory; every method is then measured on the same test part.
 
+Spider asks most questions twice in other words: the questions of one database
+that share a gold query (compared lower-cased, whitespace collapsed) form a
+group, and a group is never cut: it goes whole to the history or whole to the
+test part. A test question with a history twin would let a memory "fix" it by
+recalling the answer rather than the error (:func:`history_twins` counts them).
+
 >>> from sqlmend.types import Task
 >>> tasks = [Task(str(i), "db_a" if i < 8 else "db_b", "q", "SELECT 1") for i in range(12)]
 >>> s = split_tasks(tasks, fraction=0.25, seed=0)
@@ -12,12 +18,16 @@ memory; every method is then measured on the same test part.
 (3, 9)
 >>> split_tasks(tasks, seed=0).history == s.history
 True
+>>> twins = [Task(str(i), "db", "q", "SELECT %d" % (i // 2)) for i in range(8)]
+>>> history_twins(twins, split_tasks(twins, fraction=0.25, seed=0))
+0
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,12 +66,21 @@ class Split:
                 "history": self.history, "test": self.test}
 
 
-def split_tasks(tasks: list[Task], fraction: float = 0.25, seed: int = 0) -> Split:
-    """Draw MIRA's per-database history/test split (§4.1).
+def gold_key(task: Task) -> str:
+    """The gold query a group of twins shares: lower-cased, whitespace collapsed (no gold: the question id)."""
+    gold = (task.gold or "").strip()
+    return re.sub(r"\s+", " ", gold.lower()) if gold else f"\0{task.question_id}"
 
-    Each database's questions are shuffled with a generator seeded by
-    ``seed`` and the database id (so adding a database never moves the others'
-    questions), and ``round(fraction * n)`` of them form the history.
+
+def split_tasks(tasks: list[Task], fraction: float = 0.25, seed: int = 0) -> Split:
+    """Draw MIRA's per-database history/test split (§4.1), keeping twins together.
+
+    Each database's questions are grouped by their gold query (:func:`gold_key`);
+    the groups are shuffled with a generator seeded by ``seed`` and the database
+    id (so adding a database never moves the others' questions), and taken in
+    that order into the history while that brings its size closer to
+    ``round(fraction * n)`` questions. A group is never cut, so no test question
+    shares its gold with a history question of its database.
 
     Args:
         tasks: the dataset's tasks (any order; ``question_id`` must be unique).
@@ -73,17 +92,29 @@ def split_tasks(tasks: list[Task], fraction: float = 0.25, seed: int = 0) -> Spl
     """
     if not 0.0 <= fraction <= 1.0:
         raise DatasetError(f"split fraction must be in [0, 1], got {fraction}")
-    by_db: dict[str, list[str]] = defaultdict(list)
+    by_db: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for t in tasks:
-        by_db[t.db_id].append(t.question_id)
+        by_db[t.db_id][gold_key(t)].append(t.question_id)
     chosen: set[str] = set()
     for db_id in sorted(by_db):
-        ids = sorted(by_db[db_id])
-        random.Random(f"{seed}:{db_id}").shuffle(ids)
-        chosen.update(ids[: round(fraction * len(ids))])
+        groups = sorted(sorted(ids) for ids in by_db[db_id].values())
+        random.Random(f"{seed}:{db_id}").shuffle(groups)
+        target = round(fraction * sum(map(len, groups)))
+        taken = 0
+        for ids in groups:
+            if abs(taken + len(ids) - target) < abs(taken - target):
+                chosen.update(ids)
+                taken += len(ids)
     order = [t.question_id for t in tasks]
     return Split(history=[q for q in order if q in chosen],
                  test=[q for q in order if q not in chosen], fraction=fraction, seed=seed)
+
+
+def history_twins(tasks: list[Task], split: Split) -> int:
+    """How many test questions share their gold (:func:`gold_key`) with a history question of their database."""
+    history, test = set(split.history), set(split.test)
+    seen = {(t.db_id, gold_key(t)) for t in tasks if t.question_id in history}
+    return sum(t.question_id in test and (t.db_id, gold_key(t)) in seen for t in tasks)
 
 
 def save_split(split: Split, path: str | Path) -> None:
