@@ -80,12 +80,31 @@ class QueryTimeout(DatabaseError):
         self.timeout = timeout
 
 
+class WorkLimitExceeded(QueryTimeout):
+    """A query ran past its work limit (counted by the engine, e.g. SQLite VM instructions) and was
+    interrupted: the same query stops at the same point on an idle machine and a busy one."""
+
+    def __init__(self, message: str, timeout: float | None = None, work: int | None = None):
+        super().__init__(message, timeout=timeout)
+        self.work = work
+
+
 class QueryError(DatabaseError):
     """The engine rejected or failed the query (syntax, unknown name, type, ...)."""
 
     def __init__(self, message: str, engine_message: str = ""):
         super().__init__(message)
         self.engine_message = engine_message or message
+
+
+class DeadlineExceeded(SqlmendError):
+    """A wall-clock safety net fired: the machine is far slower than the work limits assume.
+
+    Not a :class:`DatabaseError`, so that no stage takes it for a failed candidate and gives
+    another answer: it ends the item with this clear error ("timed out"), and a re-run
+    completes it. Raised only where a limit is counted in work (SQLite); engines that count
+    no work keep wall-clock limits (:class:`QueryTimeout`).
+    """
 
 
 # --- models --------------------------------------------------------------

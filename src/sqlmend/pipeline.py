@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sqlmend import guard, llm
 from sqlmend.db import benchmark_db, connect
 from sqlmend.detect.stage import DetectorStage
-from sqlmend.errors import ConfigError, DatabaseNotFoundError, SqlmendError, StructuredOutputError
+from sqlmend.errors import (ConfigError, DatabaseNotFoundError, DeadlineExceeded, SqlmendError,
+                            StructuredOutputError)
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionStage, SelfDebugStage
 from sqlmend.refine.stage import RefineStage
@@ -237,6 +238,8 @@ def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
     start = time.perf_counter()
     try:
         trace = stage.run(ctx)
+    except DeadlineExceeded:  # a safety net fired: the item's clear error, never another answer
+        raise
     except Exception as exc:  # one stage failing never stops the task
         kind = type(exc).__name__
         trace = StageTrace(stage=getattr(stage, "name", "?"), status="failed", note=f"{kind}: {exc}")

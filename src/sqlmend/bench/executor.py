@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Callable, Sequence
 
 from sqlmend.db import connect
-from sqlmend.errors import DatabaseError, QueryTimeout, ReadOnlyViolation
+from sqlmend.errors import DatabaseError, DeadlineExceeded, QueryTimeout, ReadOnlyViolation
 
 #: Rows fetched at most per query: effectively all (the db layer takes an int cap).
 ALL_ROWS = 2**31 - 2
@@ -84,7 +84,7 @@ def run_query(dbs: "OrderedDict[str, object]", query: Query, timeout: float) -> 
         result = db.execute(query.sql, timeout=timeout, max_rows=ALL_ROWS)
         return Outcome("ok", columns=list(result.columns), rows=list(result.rows),
                        elapsed=time.perf_counter() - start)
-    except QueryTimeout as e:
+    except (QueryTimeout, DeadlineExceeded) as e:
         return Outcome("timeout", error=str(e), elapsed=time.perf_counter() - start)
     except ReadOnlyViolation as e:
         return Outcome("error", error=f"refused: {e}", elapsed=time.perf_counter() - start)

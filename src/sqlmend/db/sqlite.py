@@ -3,8 +3,12 @@
 Three locks on writes, after the AST check of :meth:`Database.execute`:
 the file is opened with a ``file:...?mode=ro`` URI, ``PRAGMA query_only`` is on,
 and an authorizer allows only reads (no ATTACH, no PRAGMA but catalogue reads,
-no ``load_extension`` or file functions). A progress handler with a deadline
-interrupts a query over its time limit; the connection stays usable.
+no ``load_extension`` or file functions). A progress handler counts the query's work
+(``PROGRESS_STEPS`` VM instructions a tick) and interrupts it at its work limit
+(``timeout`` x :data:`~sqlmend.db.base.WORK_PER_SECOND` ticks), the same on an idle machine and
+a busy one (:class:`~sqlmend.errors.WorkLimitExceeded`); a wall-clock deadline
+(``timeout`` x :data:`~sqlmend.db.base.SAFETY_FACTOR`) is only a safety net and ends the
+item (:class:`~sqlmend.errors.DeadlineExceeded`). The connection stays usable.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlmend.db.base import Database, file_cache_key, quote_ident
-from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+from sqlmend.db.base import SAFETY_FACTOR, WORK_PER_SECOND, Database, file_cache_key, quote_ident
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DeadlineExceeded, QueryError,
+                            ReadOnlyViolation, WorkLimitExceeded)
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
 #: Pragmas the authorizer lets through (catalogue reads used by introspection).
@@ -30,7 +35,7 @@ DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit",
 _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ,
                               getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
 
-#: Virtual-machine instructions between two deadline checks.
+#: Virtual-machine instructions between two checks of the work limit (one tick of ``last_work``).
 PROGRESS_STEPS = 1000
 
 
@@ -82,21 +87,26 @@ class SqliteDatabase(Database):
         except sqlite3.Error as e:
             raise DatabaseError(f"cannot open {self.path} as SQLite: {e}") from e
         self._conn.set_authorizer(_authorize)
-        self._deadline: float | None = None
-        self._timed_out = False
+        self._deadline: float | None = None  # the wall-clock safety net of the running query
+        self._max_ticks: int | None = None  # its work limit
+        self._timed_out = self._work_limited = False
         self._ticks = 0  # progress-handler calls (PROGRESS_STEPS VM instructions each) of the last query
         self._conn.set_progress_handler(self._progress, PROGRESS_STEPS)
 
     def _progress(self) -> int:
         self._ticks += 1
+        if self._max_ticks is not None and self._ticks > self._max_ticks:
+            self._work_limited = True
+            return 1  # non-zero interrupts the statement
         if self._deadline is not None and time.monotonic() > self._deadline:
             self._timed_out = True
-            return 1  # non-zero interrupts the statement
+            return 1
         return 0
 
     def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
-        self._timed_out = False
-        self._deadline = time.monotonic() + timeout
+        self._timed_out = self._work_limited = False
+        self._max_ticks = int(timeout * WORK_PER_SECOND)
+        self._deadline = time.monotonic() + timeout * SAFETY_FACTOR
         cursor = self._conn.cursor()
         try:
             cursor.execute(sql)
@@ -105,7 +115,7 @@ class SqliteDatabase(Database):
         except (sqlite3.Error, sqlite3.Warning) as e:
             raise self._translate(e, timeout) from e
         finally:
-            self._deadline = None
+            self._deadline = self._max_ticks = None
             cursor.close()
         truncated = len(rows) > max_rows
         return columns, rows[:max_rows], truncated
@@ -119,8 +129,14 @@ class SqliteDatabase(Database):
 
     def _translate(self, error: Exception, timeout: float) -> Exception:
         message = str(error)
+        if self._work_limited:
+            return WorkLimitExceeded(f"query interrupted at its work limit of {timeout:g}s "
+                                     f"({self._ticks - 1:,} thousand SQLite VM instructions)",
+                                     timeout=timeout, work=self._ticks - 1)
         if self._timed_out:
-            return QueryTimeout(f"query interrupted after its time limit of {timeout:g}s", timeout=timeout)
+            return DeadlineExceeded(f"timed out: a query ran past the wall-clock safety net of "
+                                    f"{timeout * SAFETY_FACTOR:g}s (its work limit: {timeout:g}s at "
+                                    f"{WORK_PER_SECOND:,} thousand VM instructions a second)")
         low = message.lower()
         if "not authorized" in low or "readonly" in low or "read-only" in low or "prohibited" in low:
             return ReadOnlyViolation(f"SQLite refused: {message}")

@@ -16,15 +16,18 @@ Order of work for one query:
    two ambiguous columns need two qualifications), those whose error differs
    from the original's first, as the first edit then mended something;
 5. the search stops at ``beam`` executed candidates, or when its work reaches ``budget``
-   seconds as :data:`COST` estimates them, or after ``max_seconds`` of wall-clock time.
+   seconds as :data:`COST` estimates them.
 
 The budget is counted in work, not read off the clock: candidates generated, candidates
 executed, the engine's own count of the work each execution did (SQLite's virtual-machine
 instructions, :attr:`~sqlmend.types.ExecResult.work`) and candidates ranked, each at the cost
-:data:`COST` gives it. The same query on the same database then gets the same candidates on a
-busy machine as on an idle one, in a shard as in the whole run. An engine that counts no work
-(PostgreSQL, DuckDB) adds the seconds its queries took instead, and ``max_seconds`` bounds a
-machine much slower than the one :data:`COST` was measured on.
+:data:`COST` gives it; each candidate's own limit (``timeout``) is a work limit on SQLite too
+(:data:`sqlmend.db.base.WORK_PER_SECOND`). The same query on the same database then gets the
+same candidates on a busy machine as on an idle one, in a shard as in the whole run.
+``max_seconds`` of wall-clock time is only a safety net: past it the search ends the item with
+:class:`~sqlmend.errors.DeadlineExceeded` ("timed out"), never with fewer candidates. An engine
+that counts no work (PostgreSQL, DuckDB) adds the seconds its queries took instead and stops at
+``max_seconds`` (``stopped="time"``): there the candidates can depend on the machine's load.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from sqlmend import sql as sqlmod
-from sqlmend.errors import DatabaseError, SqlError
+from sqlmend.errors import DatabaseError, DeadlineExceeded, SqlError
 from sqlmend.search.generators import Generator, SearchInput, all_generators
 from sqlmend.stage import exec_error_text
 from sqlmend.types import ExecResult, Finding
@@ -79,8 +82,8 @@ class SearchSettings:
     expand: int = 6  # one-edit candidates that get a second edit
     two_edits: bool = True
     budget: float = 0.3  # seconds of search per query, as COST estimates the work done
-    max_seconds: float = 10.0  # wall-clock seconds at most, whatever the estimate (4 workers on 2 cores: ~4x the estimate)
-    timeout: float = 1.0  # seconds per candidate execution
+    max_seconds: float = 60.0  # wall-clock safety net (see the module doc): ~100x the budget's estimate
+    timeout: float = 1.0  # limit per candidate execution (work on SQLite: db.base.WORK_PER_SECOND)
     max_rows: int = 2000
     max_per_node: int = 5
     expand_failing: int = 6  # one-edit candidates that still fail and get a second edit (original failing)
@@ -134,6 +137,7 @@ class _Runner:
         self.keep_failing = 0
         self.generated = self.executed = self.failed = self.duplicates = self.work = self.ranked = 0
         self.uncounted = 0.0  # seconds of executions on an engine that counts no work
+        self.counts_work = db.last_work() is not None  # the engine counts work: the clock is a safety net
         self.stopped = ""
 
     @property
@@ -150,6 +154,9 @@ class _Runner:
             self.stopped = "budget"
             return True
         if time.perf_counter() > self.deadline:
+            if self.counts_work:
+                raise DeadlineExceeded(f"timed out: the repair search ran past its wall-clock safety "
+                                       f"net of {self.settings.max_seconds:g}s")
             self.stopped = "time"
             return True
         return False
@@ -158,6 +165,7 @@ class _Runner:
         """Add the last execution's work (run or failed); its seconds when the engine counts none."""
         work = self.db.last_work()
         if work is None:
+            self.counts_work = False
             self.uncounted += time.perf_counter() - started
         else:
             self.work += work
@@ -166,6 +174,8 @@ class _Runner:
         for gen in gens:
             try:
                 produced = list(gen(base.tree, inp))
+            except DeadlineExceeded:
+                raise
             except Exception:  # a generator tripping on an odd tree skips it, never stops the search
                 continue
             for tree, label in produced:

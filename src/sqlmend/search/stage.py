@@ -49,9 +49,11 @@ class SearchOptions(StageSettings):
     budget: float = Field(0.3, gt=0, description="seconds of search (generation and execution) per query, counted "
                                                  "in work (search.engine.COST), so that a busy machine finds the "
                                                  "same candidates")
-    max_seconds: float = Field(10.0, gt=0, description="wall-clock seconds of search per query at most, whatever "
-                                                      "the work count says")
-    timeout: float = Field(1.0, gt=0, description="seconds per candidate execution")
+    max_seconds: float = Field(60.0, gt=0, description="wall-clock safety net of one search: past it the item "
+                                                      "ends 'timed out' (on SQLite; an engine that counts no "
+                                                      "work stops its search there instead)")
+    timeout: float = Field(1.0, gt=0, description="limit per candidate execution, in seconds of work on SQLite "
+                                                  "(db.base.WORK_PER_SECOND), wall-clock elsewhere")
     max_rows: int = Field(2000, gt=0, description="rows fetched per candidate")
     margin: float | None = Field(None, description="score gap the best candidate needs over the original "
                                                    "(default: the margin calibrated on Spider train)")
