@@ -14,7 +14,7 @@ ROOT = Path(sqlmend.__file__).parent
 
 #: Package or module (first name under ``sqlmend``) -> its layer.
 LAYERS = {
-    "types": 0, "errors": 0, "taxonomy": 0, "paths": 0, "__init__": 0,
+    "types": 0, "errors": 0, "taxonomy": 0, "paths": 0, "progress": 0, "__init__": 0,
     "sql": 1,
     "db": 2,
     "guard": 3, "stage": 3, "structure": 3, "llm": 3,

@@ -506,10 +506,9 @@ def _safe_correct(pipe: Pipeline, task: Task) -> Correction:
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:
-    from tqdm import tqdm
+    from sqlmend.progress import bar
 
-    return tqdm(total=total, initial=initial, disable=not enabled, desc="correct", unit="q",
-                dynamic_ncols=True)
+    return bar(total=total, initial=initial, disable=not enabled, desc="correct", unit="q", dynamic_ncols=True)
 
 
 # --- summary --------------------------------------------------------------
