@@ -46,7 +46,7 @@ def test_runaway_query_stops_within_limit(db, sql):
     start = time.monotonic()
     with pytest.raises(QueryTimeout):
         db.execute(sql, timeout=limit)
-    assert time.monotonic() - start < 1.5 * limit
+    assert time.monotonic() - start < limit + 5  # interrupted, not run to its end (a bound, not a speed test)
     assert db.execute("SELECT COUNT(*) FROM singer").rows == [(6,)]
 
 

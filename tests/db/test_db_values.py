@@ -114,30 +114,6 @@ def test_save_and_load_round_trip(vi, tmp_path):
     assert back.columns() == vi.columns() and back.values("singer", "Name") == vi.values("singer", "Name")
 
 
-def test_lookups_take_well_under_a_millisecond(spider_db, cache_root):
-    with connect(spider_db("world_1")) as db:
-        vi = db.value_index()
-    calls = [("contains", ("country", "Name", "France")),
-             ("find", ("country", "Name", "france", "ci")),
-             ("find", ("country", "Name", "france ", "trim")),
-             ("find", ("country", "Name", "frances", "plural")),
-             ("find", ("country", "Name", "Fra", "prefix")),
-             ("find", ("countrylanguage", "IsOfficial", "t", "ci")),
-             ("search", ("english", "ci"))]
-    for name, args in calls:
-        fn = getattr(vi, name)
-        fn(*args)
-        n = 200
-        start = time.perf_counter()
-        for _ in range(n):
-            fn(*args)
-        per_call = (time.perf_counter() - start) / n
-        assert per_call < 0.0005, (name, args, per_call)
-    start = time.perf_counter()
-    vi.find("country", "Name", "Untied States", mode="approx")
-    assert time.perf_counter() - start < 0.005  # one column of 239 names, scanned by rapidfuzz
-
-
 def test_threads_saving_the_same_cache_file_do_not_collide(vi, tmp_path):
     """Two pipeline workers building one database's index both save it (seen as a flaky memory stage)."""
     from concurrent.futures import ThreadPoolExecutor

@@ -5,7 +5,6 @@ server serving the real SmolLM2 and MiniLM, and against small fault servers (a t
 from __future__ import annotations
 
 import asyncio
-import time
 
 import numpy as np
 import pytest
@@ -81,9 +80,8 @@ def test_http_calls_go_through_the_call_log(model_server, tmp_path):
     backend = OpenAIBackend(SMOL, base_url=model_server.url, api_key_env="SQLMEND_TEST_KEY",
                             name="served", log=log)
     first = backend.chat(MSG, {"max_tokens": 4}, stage="judge")
-    t0 = time.perf_counter()
     second = backend.chat(MSG, {"max_tokens": 4}, stage="judge")
-    assert second.cached and second.text == first.text and time.perf_counter() - t0 < 0.5
+    assert second.cached and second.text == first.text
     rows = log.calls()
     assert [(r["endpoint"], r["stage"], r["cache_hit"]) for r in rows] == [("served", "judge", 0),
                                                                             ("served", "judge", 1)]
@@ -102,11 +100,9 @@ def test_timeout_is_retried_then_raised():
     with ServerThread(fault.app) as server:
         # 1 s per attempt: time enough for the server to take each request on a loaded machine
         backend = fault.backend(server, timeout=1.0, max_retries=1)
-        t0 = time.perf_counter()
         with pytest.raises(ModelTimeout, match="no answer within 1s"):
             backend.chat(MSG)
-        assert time.perf_counter() - t0 < 5.0
-        assert len(fault.requests) == 2
+        assert len(fault.requests) == 2  # one retry, then the clear error (the server answers after 4 s)
 
 
 def test_429_then_success():
