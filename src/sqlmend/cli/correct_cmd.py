@@ -92,6 +92,12 @@ def with_memory(config: PipelineConfig, store: str | Path | None = None,
     if not memory:
         return config
     options = {**config.options, "memory": {**config.options.get("memory", {}), **memory}}
+    from sqlmend.memory.store import is_url
+    from sqlmend.search import adaptation
+
+    if store and not is_url(store) and (Path(store) / adaptation.FILENAME).is_file():
+        # the search's adaptation to the system, fitted with the memory (`memory build`)
+        options["search"] = {"adaptation": str(store), **config.options.get("search", {})}
     return config.model_copy(update={"options": options})
 
 

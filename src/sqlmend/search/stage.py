@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from sqlmend.search.adaptation import Adaptation, load as load_adaptation, observation as adapted_observation
 from sqlmend.search.engine import Executed, SearchResult, SearchSettings
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
@@ -74,6 +75,9 @@ class SearchOptions(StageSettings):
                             "own calibrated margins")
     rerank_top: int = Field(4, ge=1, description="rerank=cross: candidates it scores")
     cross_adapter: str | None = Field(None, description="rerank=cross: adapter folder (default: the shipped one)")
+    adaptation: str | None = Field(None, description="a system's adaptation of the decision, fitted on its history "
+                                                     "by `sqlmend memory build`: a memory store folder or its "
+                                                     "adaptation.json (none there: the shipped decision alone)")
 
     def search_settings(self) -> SearchSettings:
         """The search's bounds under these options (the detectors' search signals use the defaults)."""
@@ -92,6 +96,16 @@ class SearchStage(StageBase):
         super().__init__(settings, run)
         self._verifier: FeatureVerifier | None = None
         self._cross = None
+        self._adaptation: Adaptation | None = None
+        self._adaptation_read = False
+
+    @property
+    def adaptation(self) -> Adaptation | None:
+        """The system's adaptation of the decision (search.adaptation), None when there is none."""
+        if not self._adaptation_read and self.settings.adaptation:
+            self._adaptation = load_adaptation(self.settings.adaptation)
+        self._adaptation_read = True
+        return self._adaptation
 
     @property
     def verifier(self) -> FeatureVerifier:
@@ -151,6 +165,8 @@ class SearchStage(StageBase):
         flagged = bool(flags)
         if s.scope == "suspect" and not flags:
             below = s.suspect_below if s.suspect_below is not None else verifier.suspect_below
+            if self.adaptation is not None and s.suspect_below is None:  # calibrated on the system's history
+                below = max(below, self.adaptation.suspect_below)
             orig.score = query.original_score
             trace.detail["original_score"] = round(orig.score, 4)
             if orig.score >= below:
@@ -199,6 +215,8 @@ class SearchStage(StageBase):
                 chosen = ranked[0]
             rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"
             trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
+            if self.adaptation is not None and chosen is None and not no_margin:
+                chosen = self._adapted(trace, orig, ranked, flagged)
         how = ""  # whose choice replaces an original that fails to run (none: the margin decided)
         if no_margin and backend is None:
             how = s.failed_choice
@@ -222,9 +240,20 @@ class SearchStage(StageBase):
         trace.verdict = ctx.guard(chosen.sql)
         trace.detail["edits"] = chosen.edits
         why = f", the {how} choice as the original fails to run" if how else ""
+        if (trace.detail.get("adaptation") or {}).get("choice"):
+            why = f", the choice of the adaptation {self.adaptation.label}"
         trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
                       f"({chosen.score:.3f} vs original {orig.score:.3f}{why}); {trace.verdict.reason}")
         return self._done(trace, start), found
+
+    def _adapted(self, trace: StageTrace, orig: Executed, ranked: list[Executed], flagged: bool) -> Executed | None:
+        """Where the shipped decision keeps the original: the adaptation's choice, if any (traced)."""
+        a = self.adaptation
+        pick, p = a.choose(adapted_observation("", orig.score, ranked, flagged, False, False))
+        trace.detail["adaptation"] = {"name": a.label, "history": a.history.get("questions", 0),
+                                      "p_right": round(p, 4), "threshold": a.threshold,
+                                      "choice": None if pick is None else pick + 1}
+        return None if pick is None else ranked[pick]
 
     @staticmethod
     def _done(trace: StageTrace, start: float) -> StageTrace:
