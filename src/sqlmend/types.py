@@ -153,6 +153,30 @@ class GuardVerdict:
     reason: str  # why accepted or rejected ("result unchanged", "candidate failed: ...")
     sql: str  # the SQL to keep: the candidate if accepted, else the input
 
+    @property
+    def word(self) -> str:
+        """``accepted`` or ``rejected``."""
+        return "accepted" if self.accepted else "rejected"
+
+    @property
+    def why(self) -> str:
+        """The reason without the verdict word the guard's acceptances start with.
+
+        >>> GuardVerdict(True, "accepted: candidate executes and changes the result", "SELECT 1").why
+        'candidate executes and changes the result'
+        """
+        return self.reason.removeprefix(f"{self.word}: ")
+
+    def describe(self) -> str:
+        """The verdict for a person, its word once: ``accepted: candidate executes ...``, ``rejected: ...``.
+
+        >>> GuardVerdict(True, "accepted: candidate executes and changes the result", "SELECT 1").describe()
+        'accepted: candidate executes and changes the result'
+        >>> GuardVerdict(False, "result unchanged (no-op)", "SELECT 1").describe()
+        'rejected: result unchanged (no-op)'
+        """
+        return f"{self.word}: {self.why}" if self.why else self.word
+
 
 @dataclass
 class StageTrace:

@@ -60,8 +60,7 @@ class StaticStage(StageBase):
         strict = sum(f.severity == "strict" for f in findings)
         summary = f"{len(findings)} finding(s), {strict} strict"
         if trace.verdict is not None:
-            summary += f"; rewrite {'accepted' if trace.verdict.accepted else 'rejected'}: " \
-                       f"{trace.verdict.reason}"
+            summary += f"; rewrite {trace.verdict.describe()}"
         trace.note = f"{trace.note}; {summary}" if trace.note else summary
         trace.seconds = time.perf_counter() - start
         return trace
