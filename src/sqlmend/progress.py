@@ -135,7 +135,8 @@ def bar(iterable: Iterable[Any] | None = None, *, total: float | None = None, de
 
         return tqdm(iterable, total=total, desc=desc, unit=unit, initial=initial, disable=disable, leave=leave,
                     **kwargs)
-    return LineBar(iterable, total=total, desc=desc, unit=unit, initial=initial, disable=disable)
+    return LineBar(iterable, total=total, desc=desc, unit=unit, initial=initial, disable=disable,
+                   file=kwargs.get("file"))
 
 
 def write(message: str, file: TextIO | None = None) -> None:

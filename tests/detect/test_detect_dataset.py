@@ -73,10 +73,10 @@ def test_detect_with_the_detection_model_scores_each_prediction_by_its_trees(tmp
     assert "detection model" in r.output
     # one query: the judgement with the model's flag and score; a wrong --kind is a clear error
     db = data_dir / "spider" / "database" / "pets_1" / "pets_1.sqlite"
-    r = CliRunner().invoke(app, ["detect", "--kind", "features", "--db", str(db), "-q", "How many dogs?",
+    r = CliRunner().invoke(app, ["detect", "--kind", "features", "--db", str(db), "--question", "How many dogs?",
                                  "--sql", "SELECT count(*) FROM Pets WHERE PetType = 'Dog'"])
     assert r.exit_code == 0, r.output
     one = json.loads(r.output.strip().splitlines()[-1])
     assert "VL01" in one["static_codes"] and 0 <= one["score"] <= 1 and isinstance(one["flagged"], bool)
-    r = CliRunner().invoke(app, ["detect", "--kind", "llm", "--db", str(db), "-q", "x", "--sql", "SELECT 1"])
+    r = CliRunner().invoke(app, ["detect", "--kind", "llm", "--db", str(db), "--question", "x", "--sql", "SELECT 1"])
     assert r.exit_code != 0 and "--kind" in r.output

@@ -317,7 +317,7 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
     Raises:
         ConfigError: no training question is left that neither model trained on.
     """
-    from tqdm import tqdm
+    from sqlmend.progress import bar as progress_bar
 
     from sqlmend.bench.sampling import seeded_sample
     from sqlmend.detect.batch import Item, judge
@@ -331,7 +331,8 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
                           "trained on")
     rows: list[dict[str, Any]] = []
     with ds.databases() as open_db:
-        for t in tqdm(seeded_sample(unseen, questions, seed), desc="cases", unit="question", disable=not progress):
+        for t in progress_bar(seeded_sample(unseen, questions, seed), desc="cases", unit="question",
+                              disable=not progress):
             try:
                 rows += cases(t, open_db(t.db_id), random.Random(f"{seed}:{t.question_id}"), near=near)
             except SqlmendError as e:

@@ -30,12 +30,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from tqdm import tqdm
-
 from sqlmend.bench.datasets import Dataset
 from sqlmend.bench.executor import Outcome, Query, QueryPool
 from sqlmend.bench.matching import gold_orders, mismatch, same_ordered, same_set
 from sqlmend.paths import cache_dir
+from sqlmend.progress import bar as progress_bar
 
 VERDICTS = ("correct", "wrong", "pred_error", "pred_timeout", "gold_error")
 #: Bumped when the cached form of gold results changes.
@@ -327,8 +326,8 @@ def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 
         owners.append(("pred", task.question_id))
     cached = len(golds)
 
-    bar = tqdm(total=len(queries), desc=f"eval {label or dataset.name}", unit="q", disable=not progress,
-               file=sys.stderr, leave=False)
+    bar = progress_bar(total=len(queries), desc=f"eval {label or dataset.name}", unit="q", disable=not progress,
+                       file=sys.stderr, leave=False)
     if pool is None:
         pool = QueryPool(workers=workers, timeout=timeout, grace=grace)
     elif pool.timeout != timeout:

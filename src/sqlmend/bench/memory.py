@@ -14,13 +14,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
-from tqdm import tqdm
-
 from sqlmend.bench.split import Split, load_split, save_split, split_tasks
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_memory
 from sqlmend.memory.store import is_url, open_store, store_root
+from sqlmend.progress import bar as progress_bar
 
 ABLATIONS = {"full": {}, "no-decompose": {"decompose": False}, "no-verify": {"verify": False},
              "no-local": {"local": False}}
@@ -90,7 +89,7 @@ def build_all(dataset: Any, cases: dict[str, list[ConfirmedCorrection]], folder:
     judge = cfg.resolve("judge") if cfg else None
     recovery = cfg.resolve("recovery") if cfg else None
     embedder = cfg.resolve("embedder") if cfg else None
-    for db_id in tqdm(sorted(cases), desc="memory build", unit="db", disable=not progress):
+    for db_id in progress_bar(sorted(cases), desc="memory build", unit="db", disable=not progress):
         try:
             with connect(dataset.db_path(db_id)) as db, open_store(folder, db_id, namespace=namespace) as store:
                 store.clear()

@@ -25,9 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from tqdm import tqdm
-
 from sqlmend.bench.metrics import Confusion
+from sqlmend.progress import bar as progress_bar
 from sqlmend.types import StageTrace, Task
 
 
@@ -133,7 +132,7 @@ def check_file(ds: Any, preds: dict[str, str], timeout: float,
     from sqlmend.db import connect
     from sqlmend.errors import SqlmendError
 
-    for task in tqdm(ds.tasks, desc="check", disable=not progress):
+    for task in progress_bar(ds.tasks, desc="check", disable=not progress):
         task = Task(**{**task.to_dict(), "sql": preds.get(task.question_id, "")})
         path = ds.db_path(task.db_id)
         record: dict[str, Any] = {"question_id": task.question_id, "db_id": task.db_id}
@@ -193,7 +192,7 @@ def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float =
             preds = load_predictions(path, full)
             corrected = dict(preds)
             findings: dict[str, list] = {}
-            for task in tqdm(tasks, desc=f"static {path.stem}", disable=not progress):
+            for task in progress_bar(tasks, desc=f"static {path.stem}", disable=not progress):
                 conn = db_for(task.db_id)
                 if conn is None:
                     continue

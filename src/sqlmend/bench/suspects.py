@@ -13,9 +13,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from tqdm import tqdm
-
 from sqlmend.errors import DatasetError
+from sqlmend.progress import bar as progress_bar
 
 
 def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: float = 10.0,
@@ -41,7 +40,7 @@ def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: f
     wanted = None if question_ids is None else set(question_ids)
     out: dict[str, list[str]] = {}
     with nullcontext(connect_db) if connect_db is not None else ds.databases() as opened:
-        for task in tqdm(ds.tasks, desc="rules on gold", disable=not progress):
+        for task in progress_bar(ds.tasks, desc="rules on gold", disable=not progress):
             if (wanted is not None and task.question_id not in wanted) or not task.gold:
                 continue
             conn = opened(task.db_id)

@@ -127,7 +127,7 @@ def _single(db: str, question: str, sql_text: str, evidence: str, config: Pipeli
 def correct(
     dataset: str = typer.Option(None, help="dataset name (spider-dev, bird-dev, ...) or a task file"),
     pred: Path = typer.Option(None, help="prediction file to correct (Spider, BIRD or JSONL format)"),
-    out: Path = typer.Option(None, help="output folder (corrections.jsonl, summary.json, corrected.*)"),
+    out: Path = typer.Option(None, "--out", "-o", help="output folder (corrections.jsonl, summary.json, corrected.*)"),
     stages: str = _STAGES,
     strategy: str = typer.Option("errorllm", help=_STRATEGY_HELP),
     model: list[str] = _MODEL,
@@ -200,7 +200,7 @@ def correct(
 def merge(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIRS...",
                                          help="the --out folders of `sqlmend correct --shard K/N`, all N"),
-    out: Path = typer.Option(..., "--out", help="the merged run folder"),
+    out: Path = typer.Option(..., "--out", "-o", help="the merged run folder"),
     pred: Path = typer.Option(None, help="the prediction file on this machine (default: the path the "
                                          "shards recorded; its bytes must be the same)"),
     data_root: str = typer.Option(None, help="folder holding spider/ on this machine"),
@@ -232,7 +232,7 @@ def bench_correct(
     stages: str = _STAGES,
     model: list[str] = _MODEL,
     option: list[str] = _OPTION,
-    out: Path = typer.Option(Path("runs/bench-correct"), help="output folder (resumable)"),
+    out: Path = typer.Option(Path("runs/bench-correct"), "--out", "-o", help="output folder (resumable)"),
     sample: int = typer.Option(None, help="a seeded random sample of N tasks per file"),
     seed: int = _SEED,
     workers: int = _WORKERS,

@@ -9,11 +9,11 @@ from dataclasses import asdict
 
 import typer
 from rich.console import Console
-from tqdm import tqdm
 
 from sqlmend.cli.output import QUIET, markdown_table, print_table
 from sqlmend.errors import SqlmendError
 from sqlmend.paths import data_root
+from sqlmend.progress import bar as progress_bar
 
 _console = Console(soft_wrap=True)
 db_app = typer.Typer(help="Look at a database the way sqlmend sees it: schema, keys, value index.",
@@ -95,7 +95,7 @@ def values_bench_cmd(
         raise typer.Exit(2) from None
     missing = sorted(set(ids) - {p.parent.name for p in present})
     result = bench_values(present, probes_per_db=probes, repeat=repeat,
-                          progress=lambda xs: tqdm(xs, desc="value index", unit="db", disable=quiet))
+                          progress=lambda xs: progress_bar(xs, desc="value index", unit="db", disable=quiet))
     builds = sorted(result.build_seconds.values())
     loads = sorted(result.load_seconds.values())
     head = (f"{len(ids)} Spider {split} databases ({len(present)} present"

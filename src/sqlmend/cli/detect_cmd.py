@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from tqdm import tqdm
 
 from sqlmend.bench import load_dataset, write_jsonl
 from sqlmend.bench.datasets import read_jsonl
-from sqlmend.cli.output import QUIET, QUIET_LONG
+from sqlmend.cli.output import QUIET
 from sqlmend.db import benchmark_db
 from sqlmend.errors import SqlmendError
+from sqlmend.progress import bar as progress_bar, write as progress_write
 
 _DATASET_HELP = "A named dataset (spider-train, spider-dev, ...) or a task file."
 
@@ -92,7 +92,7 @@ def synth(
         _fail(e)
     tasks = sample_questions(ds.tasks, limit, seed)
     examples, skipped = [], []
-    bar = tqdm(total=len(tasks), desc="synth", unit="question", disable=quiet)
+    bar = progress_bar(total=len(tasks), desc="synth", unit="question", disable=quiet)
     last = None
     for item in synthesize(tasks, lambda db_id: ds.db_path(db_id) or f"<missing database {db_id}>",
                            per_question=per_question, compose_rate=compose_rate, seed=seed,
@@ -126,8 +126,8 @@ def _asillm(ds, tasks, predictions: Path, skipped: list[str], quiet: bool = Fals
     preds = load_predictions(predictions, ds)
     wrong = [replace(t, sql=preds[t.question_id]) for t in tasks if preds.get(t.question_id)]
     try:
-        items = list(tqdm(label_predictions(wrong, lambda d: ds.db_path(d) or d, resolve("synth")),
-                          desc="asillm", unit="prediction", disable=quiet))
+        items = list(progress_bar(label_predictions(wrong, lambda d: ds.db_path(d) or d, resolve("synth")),
+                                  desc="asillm", unit="prediction", disable=quiet))
     except SqlmendError as e:
         typer.secho(str(e), err=True, fg=typer.colors.YELLOW)
         return []
@@ -195,7 +195,7 @@ def train_combiner(
     seed: int = typer.Option(0, help="Seed of the sample, the perturbations and the folds."),
     cases: Path = typer.Option(Path("runs/detector/combine-cases.jsonl"), help="The scored cases (JSONL; "
                                                                               "reused when it exists)."),
-    out: Optional[Path] = typer.Option(None, help="Where to write the weights (default: the shipped "
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write the weights (default: the shipped "
                                                   "src/sqlmend/detect/combine.json)."),
     detector_dir: Optional[Path] = typer.Option(None, "--detector", help=_DETECTOR_HELP),
     near: int = typer.Option(1, help="Near-miss search candidates of the gold per kind (same rows / other rows)."),
@@ -224,7 +224,7 @@ def train_combiner(
         if not cases.exists():
             det = ErrorTokenDetector.from_dir(_reading_dir(detector_dir), mode="one_pass")
             rows = combiner_cases(load_dataset("spider-train"), det, FeatureVerifier(), questions, seed, near,
-                                  progress=not quiet, skipped=tqdm.write)
+                                  progress=not quiet, skipped=progress_write)
             cases.parent.mkdir(parents=True, exist_ok=True)
             write_jsonl(cases, rows)
         spec = fit_combiner(read_jsonl(cases), WEIGHTS, seed,
@@ -241,7 +241,7 @@ def train_original_detector(
     cases: Path = typer.Option(..., exists=True, dir_okay=False,
                                help="The verifier's training cases (the JSONL of `sqlmend train-verifier`, "
                                     "Spider train); only each case's original is read."),
-    out: Optional[Path] = typer.Option(None, help="Where to write the model (default: the shipped "
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write the model (default: the shipped "
                                                   "src/sqlmend/detect/original.json)."),
     holdout: float = typer.Option(0.2, help="Share of databases held out for the AUROC and the threshold."),
     max_iter: int = typer.Option(200, help="Boosting iterations."),
@@ -274,7 +274,7 @@ def train_original_detector(
 
 def detect(
     sql: str = typer.Option(None, "--sql", help="The SQL to check."),
-    question: str = typer.Option(None, "--question", "-q", help="The question it answers."),
+    question: str = typer.Option(None, "--question", help="The question it answers."),
     db: str = typer.Option(None, "--db", help="Database path or URL."),
     tasks: Optional[Path] = typer.Option(None, "--tasks", help="JSONL tasks (question_id, db_id, question, sql)."),
     dataset: Optional[str] = typer.Option(None, "--dataset", help=_DATASET_HELP + " With --pred and --out DIR."),
@@ -297,13 +297,13 @@ def detect(
                                                                  "(detections.jsonl, run.json); else a JSONL "
                                                                  "file (default: stdout)."),
     threads: int = typer.Option(1, help="CPU threads (1 is fastest on a busy 2-core machine)."),
-    quiet: bool = QUIET_LONG,
+    quiet: bool = QUIET,
 ) -> None:
     """Detect the error types of SQL with the trained error-token model (per-query types with scores).
 
     \b
     Examples:
-      sqlmend detect --db pets_1.sqlite -q "How many female students?" --sql "SELECT count(*) FROM Student"
+      sqlmend detect --db pets_1.sqlite --question "How many female students?" --sql "SELECT count(*) FROM Student"
       sqlmend detect --dataset spider-dev --pred gpt-4_zero-shot.sql --out runs/det --sample 100 --seed 0
       sqlmend detect --dataset spider-dev --pred gpt-4_zero-shot.sql --out runs/det --kind features
 

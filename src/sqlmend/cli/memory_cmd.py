@@ -142,7 +142,7 @@ def bench_memory_cmd(
     ablation: str = typer.Option("full", help=f"one of {', '.join(ABLATIONS)} (MIRA §4.4)"),
     model: Optional[str] = typer.Option(None, help="'local' for the embedded models; default: none"),
     workers: int = typer.Option(2, help="evaluation worker processes"),
-    out: Optional[Path] = typer.Option(None, help="write the results as JSON here"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the results as JSON here"),
     databases: Optional[str] = typer.Option(None, help="comma-separated database ids: only their history "
                                                        "and test questions (a subset for slow models)"),
     quiet: bool = QUIET,

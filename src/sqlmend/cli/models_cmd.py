@@ -116,22 +116,24 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Generation speed, first-token latency, embedding throughput, cache-hit overhead."""
         from rich.console import Console
-        from rich.progress import Progress
 
         from sqlmend.bench.llm_speed import bench_llm as run
+        from sqlmend.progress import bar as progress_bar
 
         console = Console(soft_wrap=True)
         cfg = _config(config, [])
-        with Progress(console=console, transient=True, disable=quiet) as progress:
-            task = progress.add_task("bench llm", total=3)
+        with progress_bar(total=3, desc="bench llm", unit="step", disable=quiet, leave=False) as bar:
+            started: list[str] = []
 
-            def step(name: str) -> None:
-                if progress.tasks[0].description != "bench llm":
-                    progress.advance(task)
-                progress.update(task, description=name)
+            def step(name: str) -> None:  # the start of a step: the one before it is done
+                if started:
+                    bar.update(1)
+                started.append(name)
+                bar.set_description(name)
 
             r = run(cfg, chat, embed, tokens=tokens, runs=runs, texts=texts, calls=calls, data_root=data_root,
                     step=step)
+            bar.update(1 if started else 0)  # the last step is done too
         c, e, h = r["chat"], r["embed"], r["cache"]
         console.print(f"{chat}: first token {c['first_token_s'] * 1000:.0f} ms "
                       f"(prompt {c['prompt_tokens']} tokens), {c['tokens_per_s']:.1f} tokens/s "

@@ -1,4 +1,9 @@
-"""How the command line prints: tables (rich on a terminal, Markdown otherwise) and the -q/--quiet flag."""
+"""How the command line prints: tables (rich on a terminal, Markdown otherwise) and the -q/--quiet flag.
+
+One grammar for every command: a short flag means one long option everywhere (``-q`` is ``--quiet``,
+``-o`` is ``--out``; tests/test_cli_grammar.py walks the command tree and fails on a clash). Progress
+bars go through :mod:`sqlmend.progress` (drawn on a terminal only).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,6 @@ import typer
 
 #: ``-q/--quiet`` of every command that shows progress bars.
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars (results are still printed).")
-#: ``--quiet`` of the commands whose ``-q`` is ``--question``.
-QUIET_LONG = typer.Option(False, "--quiet", help="No progress bars (results are still printed).")
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> str:

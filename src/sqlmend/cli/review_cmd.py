@@ -120,7 +120,8 @@ def report(
 def bench_review(
     pred: Path = typer.Option(..., exists=True, help="a prediction file of the dataset"),
     dataset: str = typer.Option("spider-dev", help="dataset name"),
-    out: Path = typer.Option(Path("runs/bench-review"), help="work folder, emptied (run, two stores, result.json)"),
+    out: Path = typer.Option(Path("runs/bench-review"), "--out", "-o",
+                             help="work folder, emptied (run, two stores, result.json)"),
     fraction: float = typer.Option(0.25, help="history share per database (MIRA §4.1)"),
     seed: int = typer.Option(0, help="split seed"),
     stages: str = typer.Option("static,guard", help="stages of the correction run that is reviewed"),

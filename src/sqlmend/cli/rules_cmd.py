@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from sqlmend import rules
-from sqlmend.cli.output import QUIET, QUIET_LONG, print_table, refuse_dev
+from sqlmend.cli.output import QUIET, print_table, refuse_dev
 from sqlmend.errors import SqlmendError
 from sqlmend.types import Task
 
@@ -29,13 +29,13 @@ def _finding_lines(findings) -> list[str]:
 
 def check_cmd(
     db: str = typer.Option(None, "--db", help="Database: a .sqlite path, postgresql://... or duckdb:///..."),
-    question: str = typer.Option("", "--question", "-q", help="The natural-language question."),
+    question: str = typer.Option("", "--question", help="The natural-language question."),
     sql_text: str = typer.Option(None, "--sql", "-s", help="The SQL to check."),
     dataset: str = typer.Option(None, "--dataset", help="Batch form: a dataset name (spider-dev) or task file."),
     pred: Path = typer.Option(None, "--pred", help="Batch form: a prediction file for --dataset."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per line in batch form)."),
     timeout: float = typer.Option(10.0, help="Seconds each query and probe may run."),
-    quiet: bool = QUIET_LONG,
+    quiet: bool = QUIET,
 ) -> None:
     """Run the static rules on one SQL (--db/--sql) or on a prediction file (--dataset/--pred).
 
@@ -68,8 +68,7 @@ def check_cmd(
     for line in _finding_lines(trace.findings):
         typer.echo(line)
     if trace.verdict is not None:
-        typer.echo(f"rewrite {'accepted' if trace.verdict.accepted else 'rejected'} "
-                   f"({trace.verdict.reason}): {trace.verdict.sql}")
+        typer.echo(f"rewrite {trace.verdict.word} ({trace.verdict.why}): {trace.verdict.sql}")
 
 
 def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: float, quiet: bool) -> None:
@@ -144,7 +143,7 @@ def bench_static(
     timeout: float = typer.Option(10.0, help="Seconds each query and probe may run."),
     write_precision: bool = typer.Option(False, "--write-precision", help=_WRITE_HELP),
     precision_file: Path = typer.Option(None, "--precision-file", metavar="FILE", help=_FILE_HELP),
-    out: Path = typer.Option(None, "--out", help="Write the full report as JSON here."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write the full report as JSON here."),
     limit: int = typer.Option(0, help="Only the first N questions (0: all)."),
     quiet: bool = QUIET,
 ) -> None:
@@ -175,7 +174,7 @@ def bench_static_train_cmd(
     questions: int = typer.Option(2500, help="Training questions drawn (a seeded sample)."),
     seed: int = typer.Option(0, help="Seed of the sample and of the column each break picks."),
     dataset: str = typer.Option("spider-train", "--dataset", help="A training set (never dev/test)."),
-    out: Path = typer.Option(None, "--out", help="Write the report as JSON here."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write the report as JSON here."),
 ) -> None:
     """The static stage's value fixes on training golds broken the way the rules claim to repair: a
     literal moved to another text column of its table (VL07), its letter case changed (VL01). Counts
@@ -185,16 +184,15 @@ def bench_static_train_cmd(
     """
     import datetime as _dt
 
-    from tqdm import tqdm
+    from sqlmend.progress import bar as progress_bar
 
     from sqlmend.bench import load_dataset
     from sqlmend.bench.static_train import bench_static_train, markdown
 
     refuse_dev(dataset)
     ds = load_dataset(dataset)
-    bar = tqdm(total=min(questions, len(ds.tasks)), desc="static-train", unit="q", leave=False)
-    report = bench_static_train(ds, questions=questions, seed=seed, progress=lambda: bar.update(1))
-    bar.close()
+    with progress_bar(total=min(questions, len(ds.tasks)), desc="static-train", unit="q", leave=False) as bar:
+        report = bench_static_train(ds, questions=questions, seed=seed, progress=lambda: bar.update(1))
     typer.echo(markdown(report))
     if out:
         report.update({"date": _dt.date.today().isoformat(), "dataset": dataset, "questions": questions,

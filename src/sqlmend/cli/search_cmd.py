@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import typer
-from tqdm import tqdm
 
 from sqlmend.cli.output import refuse_dev
 from sqlmend.errors import SqlmendError
+from sqlmend.progress import bar as progress_bar, write as progress_write
 
 KINDS = "rule1,rule2,neighbour"
 
@@ -31,7 +31,7 @@ def train_verifier(
                               "only the --kinds, e.g. to add a kind to a case file, then concatenate)."),
     data: Path = typer.Option(None, help="The training-case file (JSONL; resumed when it exists). "
                                          "Default: <cache>/search/verifier-train.jsonl."),
-    out: Path = typer.Option(None, help="Where to write the weights (default: the shipped "
+    out: Path = typer.Option(None, "--out", "-o", help="Where to write the weights (default: the shipped "
                                         "src/sqlmend/search/verifier.json)."),
     precision: float = typer.Option(0.93, help="Held-out precision the decision margin must reach (correct and wrong originals weighed equally)."),
     max_false_rate: float = typer.Option(0.01, help="Held-out share of correct originals it may replace."),
@@ -81,10 +81,10 @@ def train_verifier(
     evaluated = {str(p): _verifier_file(p) for p in evaluate or []}
     baseline = _verifier_file(compare) if compare else None
     data = data or cache_dir("search") / "verifier-train.jsonl"
-    bar = tqdm(total=len(tasks), desc="cases", unit="q")
+    bar = progress_bar(total=len(tasks), desc="cases", unit="q")
     for msg in training.build(tasks, lambda d: str(ds.db_path(d)), data, seed=seed, progress=bar.update,
                               kinds=kind_list, neighbours=training.Neighbours(pool), gold=gold):
-        tqdm.write(msg)
+        progress_write(msg)
     bar.close()
     if build_only:
         typer.echo(f"cases in {data}")
@@ -151,7 +151,7 @@ def bench_search_cmd(
     option: list[str] = typer.Option(None, "--option", help="search.KEY=VALUE, repeatable "
                                                             "(beam, expand, budget, margin, ...)."),
     timeout: float = typer.Option(10.0, help="Seconds each static probe and guard execution may run."),
-    out: Path = typer.Option(None, "--out", help="Write the full report as JSON here."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write the full report as JSON here."),
 ) -> None:
     """Static alone vs static + search, per prediction file: candidate recall, selection accuracy,
     fixed / regressed / ΔEX (all and gold-clean questions), rewrites proposed and accepted, ms per
@@ -174,7 +174,7 @@ def bench_search_cmd(
     ds = subset(full, sample=sample, seed=seed, limit=limit)
 
     def progress(name: str):
-        bar = tqdm(total=len(ds.tasks), desc=f"search {name}", unit="q", leave=False)
+        bar = progress_bar(total=len(ds.tasks), desc=f"search {name}", unit="q", leave=False)
         return lambda: bar.update(1)
 
     report = bench_search(ds, pred, stage, timeout=timeout, progress=progress, full=full)
@@ -247,11 +247,11 @@ def train_cross_verifier(
                      for qid in training.done_questions(f)}
         tasks = [t for t in cross.questions(pool, lambda d: ds.db_path(d) is not None, part, count)[k::n]
                  if t.question_id not in elsewhere]
-        bar = tqdm(total=len(tasks), desc=f"groups {part}{kind}", unit="q")
+        bar = progress_bar(total=len(tasks), desc=f"groups {part}{kind}", unit="q")
         for msg in cross.build_groups(tasks, lambda d: str(ds.db_path(d)), target,
                                       neighbours=training.Neighbours(pool), progress=bar.update,
                                       **({"kinds": ("equiv",), "gold": False} if kind else {})):
-            tqdm.write(msg)
+            progress_write(msg)
         bar.close()
     if build_only:
         typer.echo(f"groups in {data}")
@@ -262,7 +262,7 @@ def train_cross_verifier(
         _evaluate_adapter(held_files, evaluate_adapter, top, threads, chosen)
         return
     meta = cross.train(cross.load_groups(train_files), data / "adapter", epochs=epochs, negatives=negatives,
-                       threads=threads, frozen=frozen_layers, listwise=listwise, lr=lr, progress=tqdm.write)
+                       threads=threads, frozen=frozen_layers, listwise=listwise, lr=lr, progress=progress_write)
     report = _calibrate(held_files, data / "adapter", top, threads, chosen)
     report["training"] = meta
     (data / "report.json").write_text(json.dumps(report, indent=1) + "\n")
@@ -316,7 +316,7 @@ def bench_failing_cmd(
     dataset: str = typer.Option("spider-train", "--dataset", help="A training set (never dev/test)."),
     option: list[str] = typer.Option(None, "--option", help="search.KEY=VALUE, repeatable (e.g. "
                                                             "search.expand_failing=0)."),
-    out: Path = typer.Option(None, "--out", help="Write the report as JSON here."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write the report as JSON here."),
 ) -> None:
     """How the search repairs originals the engine refuses: golds of training questions broken the way
     real systems' SQL fails (columns unqualified, a join dropped, a wrong qualifier), the static stage
@@ -332,7 +332,7 @@ def bench_failing_cmd(
     refuse_dev(dataset)
     options = parse_options(option).get("search", {})
     ds = load_dataset(dataset)
-    bar = tqdm(total=questions, desc="failing", unit="q", leave=False)
+    bar = progress_bar(total=questions, desc="failing", unit="q", leave=False)
     report = bench_failing(ds, questions=questions, seed=seed, options=options, progress=lambda: bar.update(1))
     bar.close()
     typer.echo(markdown(report))
@@ -345,7 +345,7 @@ def bench_search_cost_cmd(
     questions: int = typer.Option(400, help="Training questions whose golds are searched (a seeded sample)."),
     seed: int = typer.Option(0, help="Seed of the sample."),
     dataset: str = typer.Option("spider-train", "--dataset", help="A training set (never dev/test)."),
-    out: Path = typer.Option(None, "--out", help="Write the fit and every search's counts as JSON here."),
+    out: Path = typer.Option(None, "--out", "-o", help="Write the fit and every search's counts as JSON here."),
 ) -> None:
     """What a unit of search work costs in seconds on this machine: the search's budget is counted in
     work (search.engine.COST), so that a busy machine finds the same candidates; this fits those
@@ -359,7 +359,7 @@ def bench_search_cost_cmd(
     from sqlmend.search.engine import COST
 
     refuse_dev(dataset)
-    bar = tqdm(total=questions, desc="search-cost", unit="q", leave=False)
+    bar = progress_bar(total=questions, desc="search-cost", unit="q", leave=False)
     rows = measure(load_dataset(dataset), questions, seed, progress=lambda: bar.update(1))
     bar.close()
     try:

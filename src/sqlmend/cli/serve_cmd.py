@@ -72,7 +72,7 @@ def bench_serve(
     max_seconds: float = typer.Option(120.0, help="stop sending after this long (at most 600)"),
     max_concurrency: int = typer.Option(None, help="--max-concurrency of each replica"),
     workers: int = typer.Option(1, help="--workers of each replica"),
-    out: Path = typer.Option(None, help="write report.json and report.md here"),
+    out: Path = typer.Option(None, "--out", "-o", help="write report.json and report.md here"),
     logs: Path = typer.Option(None, help="keep the replicas' JSON request logs in this folder"),
     data_root: str = typer.Option(None, help="folder holding spider/"),
 ) -> None:

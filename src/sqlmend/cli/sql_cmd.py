@@ -7,12 +7,12 @@ import json
 from dataclasses import asdict
 
 import typer
-from tqdm import tqdm
 
 from sqlmend import sql
 from sqlmend.cli.output import QUIET, print_table
 from sqlmend.errors import SqlmendError
 from sqlmend.paths import data_root
+from sqlmend.progress import bar as progress_bar
 
 sql_app = typer.Typer(help="Look at SQL the way sqlmend sees it: edits between two queries, "
                            "normalized form, features.", no_args_is_help=True)
@@ -130,7 +130,7 @@ def bench_sql(
     try:
         spider = data_root(data) / "spider"
         result = bench_split(spider, split, schema_of,
-                             progress=lambda items: tqdm(items, desc=f"sql {split}", unit="q", disable=quiet))
+                             progress=lambda items: progress_bar(items, desc=f"sql {split}", unit="q", disable=quiet))
     except SqlmendError as e:
         _fail(e)
     summary = result.summary()

@@ -73,7 +73,7 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
     Returns:
         One :class:`Judgement` per item, in input order.
     """
-    from tqdm import tqdm
+    from sqlmend.progress import bar as progress_bar
 
     items = list(items)
     order = sorted(range(len(items)), key=lambda i: items[i].db_id)
@@ -81,7 +81,7 @@ def judge(items: Iterable[Item], db_path: Callable[[str], Any], detector: Any = 
     key_of: dict[int, tuple[str, str]] = {}
     pending: list[tuple[Judgement, tuple]] = []
     open_db: tuple[str, Any, dict, Any] | None = None
-    bar = tqdm(total=total or len(items), desc="detect", disable=not progress, unit="sql")
+    bar = progress_bar(total=total or len(items), desc="detect", disable=not progress, unit="sql")
 
     def flush() -> None:
         if not pending:

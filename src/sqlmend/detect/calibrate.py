@@ -110,14 +110,14 @@ def calibrate_folder(folder: str | Path, held: list[dict[str, Any]], target_prec
     Returns:
         The calibration result (also written to ``detector.json``).
     """
-    from tqdm import tqdm
+    from sqlmend.progress import bar as progress_bar
 
     from sqlmend.detect.detector import ErrorTokenDetector
 
     det = ErrorTokenDetector.from_dir(folder, backbone=backbone, device=device)
     none_pos = det.table.tokens.index(taxonomy.NO_ERROR_TOKEN)
     p_none, errs = [], []
-    for ex in tqdm(held, desc="calibrate", disable=not progress):
+    for ex in progress_bar(held, desc="calibrate", disable=not progress):
         p_none.append(det.probs(ex["question"], ex.get("context", {}), ex["sql"], ex.get("evidence", ""))[none_pos])
         errs.append(any(x != taxonomy.NO_ERROR for x in ex["labels"]))
     result = {**calibrate_threshold(p_none, errs, target_precision), "target_precision": target_precision,

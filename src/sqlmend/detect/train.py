@@ -214,7 +214,7 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
     """
     import torch
     from peft import set_peft_model_state_dict
-    from tqdm import tqdm
+    from sqlmend.progress import bar as progress_bar
 
     out = Path(config.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -273,7 +273,7 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
 
     started = time.monotonic()
     peft_model.train()
-    bar = tqdm(total=total, initial=step, desc="train-detector", disable=not progress, unit="step")
+    bar = progress_bar(total=total, initial=step, desc="train-detector", disable=not progress, unit="step")
     try:
         while step < total:
             opt.zero_grad()
