@@ -317,12 +317,11 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
     Raises:
         ConfigError: no training question is left that neither model trained on.
     """
-    from sqlmend.progress import bar as progress_bar
-
     from sqlmend.bench.sampling import seeded_sample
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.combine import search_settings
     from sqlmend.errors import ConfigError, SqlmendError
+    from sqlmend.progress import bar as progress_bar
     from sqlmend.synth.hard import cases
 
     unseen = unseen_train_tasks(ds, getattr(verifier, "spec", {}).get("training", {}).get("selection"))

@@ -11,6 +11,7 @@ import typer
 from sqlmend import rules
 from sqlmend.cli.output import QUIET, print_table, refuse_dev
 from sqlmend.errors import SqlmendError
+from sqlmend.progress import bar as progress_bar
 from sqlmend.types import Task
 
 
@@ -183,8 +184,6 @@ def bench_static_train_cmd(
     Example: sqlmend bench static-train --questions 2500
     """
     import datetime as _dt
-
-    from sqlmend.progress import bar as progress_bar
 
     from sqlmend.bench import load_dataset
     from sqlmend.bench.static_train import bench_static_train, markdown

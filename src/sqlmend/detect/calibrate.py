@@ -110,9 +110,8 @@ def calibrate_folder(folder: str | Path, held: list[dict[str, Any]], target_prec
     Returns:
         The calibration result (also written to ``detector.json``).
     """
-    from sqlmend.progress import bar as progress_bar
-
     from sqlmend.detect.detector import ErrorTokenDetector
+    from sqlmend.progress import bar as progress_bar
 
     det = ErrorTokenDetector.from_dir(folder, backbone=backbone, device=device)
     none_pos = det.table.tokens.index(taxonomy.NO_ERROR_TOKEN)

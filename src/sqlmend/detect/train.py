@@ -214,6 +214,7 @@ def train(examples: list[dict], config: TrainConfig, progress: bool = True,
     """
     import torch
     from peft import set_peft_model_state_dict
+
     from sqlmend.progress import bar as progress_bar
 
     out = Path(config.out_dir)
