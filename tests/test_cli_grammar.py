@@ -160,6 +160,25 @@ def test_a_line_bar_writes_a_line_per_tenth_and_one_at_the_end(capsys):
     assert capsys.readouterr().err.startswith("no total: 5 it, ")
 
 
+# --- messages ----------------------------------------------------------------
+
+
+def test_messages_name_their_verdict_and_type_once(spider_db):
+    """``check`` prints "refused: ..." and "rewrite accepted (candidate ...)", not "refused: refused: ..." or
+    "accepted (accepted: ...)"."""
+    db = str(spider_db("pets_1"))
+    runner = CliRunner()
+    refused = runner.invoke(app, ["check", "--db", db, "--sql", "DELETE FROM Pets"])
+    fixed = runner.invoke(app, ["check", "--db", db, "--question", "How many dogs?",
+                                "--sql", "SELECT count(*) FROM Pets WHERE PetType = 'Dog'"])
+    assert refused.exit_code == 0 and fixed.exit_code == 0, refused.output + fixed.output
+    assert "EX03 [advisory] refused: not one read-only query" in refused.output
+    assert "rewrite accepted (candidate executes and changes the result)" in fixed.output
+    for word in ("refused", "accepted", "rejected", "error", "warning"):
+        assert f"{word}: {word}" not in refused.output + fixed.output
+        assert f"{word} ({word}:" not in refused.output + fixed.output
+
+
 # --- a real run -------------------------------------------------------------
 
 

@@ -144,6 +144,16 @@ class Finding:
         d["fixes"] = [f if isinstance(f, (dict, str)) else repr(f) for f in self.fixes]
         return d
 
+    def describe(self) -> str:
+        """``error_type: message`` for a person, the type once (EX03's message starts with it).
+
+        >>> Finding("EX03", "refused", "refused: not one read-only query").describe()
+        'refused: not one read-only query'
+        >>> Finding("VL01", "value_error", "singer.Country holds 'France'").describe()
+        "value_error: singer.Country holds 'France'"
+        """
+        return f"{self.error_type}: {self.message.removeprefix(f'{self.error_type}: ')}"
+
 
 @dataclass
 class GuardVerdict:

@@ -18,7 +18,7 @@ from sqlmend.types import Task
 def _finding_lines(findings) -> list[str]:
     out = []
     for f in findings:
-        out.append(f"  {f.code} [{f.severity}] {f.error_type}: {f.message}")
+        out.append(f"  {f.code} [{f.severity}] {f.describe()}")
         if f.location:
             out.append(f"      at: {f.location}")
         if f.evidence:
