@@ -48,6 +48,8 @@ VERSION = 1
 FILENAME = "adaptation.json"
 #: Candidates per query the chooser looks at (the shipped verifier's first ones).
 TOP = 5
+#: Candidates per query kept in an observation (a refit may look at more than :data:`TOP`).
+KEEP = 10
 #: What a regression costs against a fix when the decision is picked on the history.
 BREAK_COST = 3.0
 #: Strength of the pull toward the shipped verifier's gap (in log-loss units).
@@ -60,9 +62,9 @@ SUSPECT_GRID = (0.5, 0.6, 0.7, 0.8, 0.9)
 FOLDS = 5
 
 NAMES = ["logit_score", "logit_original", "gap", "flagged", "two_edits", "habit_generator", "habit_error",
-         "rank"]
+         "habit_kind", "rank", "fewer_columns", "more_columns", "to_empty", "rows_change"]
 #: The prior the fit is pulled toward: the shipped verifier's log-odds gap.
-PRIOR = np.array([1.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+PRIOR = np.array([1.0, -1.0] + [0.0] * (len(NAMES) - 2))
 
 
 def _logit(p: float) -> float:
@@ -86,19 +88,43 @@ class Observation:
     question_id: str
     original_score: float
     flagged: bool
-    candidates: list[dict[str, Any]]  # {"score", "generators", "right"}, best first by the shipped verifier
+    # {"score", "generators", "edits", "columns", "rows", "right"}, best first by the shipped verifier;
+    # columns: the candidate's result has more (+) or fewer (-) columns than the original's; rows: the change
+    # in log(1 + rows), None for an empty result the original did not have
+    candidates: list[dict[str, Any]]
     shipped: bool = False  # the shipped decision replaces the original (its first candidate)
     failing: bool = False  # the engine refuses the original (decided without the adaptation)
 
 
+def _shape(candidate: Any, original: Any) -> dict[str, Any]:
+    """How a candidate's result differs from the original's (``original``: the original's result or None)."""
+    res = candidate.result
+    if res is None or original is None:
+        return {"columns": 0, "rows": 0.0}
+    if not res.rows and original.rows:
+        return {"columns": len(res.columns) - len(original.columns), "rows": None}
+    return {"columns": len(res.columns) - len(original.columns),
+            "rows": round(math.log1p(len(res.rows)) - math.log1p(len(original.rows)), 4)}
+
+
 def observation(question_id: str, original_score: float, ranked: list[Any], flagged: bool, shipped: bool,
-                failing: bool, right: list[bool] | None = None) -> Observation:
-    """An :class:`Observation` from the search's scored candidates (best first; ``right``: their labels)."""
-    top = ranked[:TOP]
+                failing: bool, right: list[bool] | None = None, original_result: Any = None,
+                keep: int = TOP) -> Observation:
+    """An :class:`Observation` from the search's scored candidates (best first; ``right``: their labels;
+    ``original_result``: the original's result; ``keep``: candidates kept)."""
+    top = ranked[:keep]
     labels = right if right is not None else [None] * len(top)
     return Observation(question_id, float(original_score), bool(flagged),
-                       [{"score": round(float(c.score), 6), "generators": list(c.generators), "right": r}
+                       [{"score": round(float(c.score), 6), "generators": list(c.generators),
+                         "edits": list(c.edits), **_shape(c, original_result), "right": r}
                         for c, r in zip(top, labels)], bool(shipped), bool(failing))
+
+
+def _kind(c: dict[str, Any]) -> str:
+    """A candidate's edit kind for the habits: its last generator, and whether it drops or adds columns."""
+    g = c["generators"][-1] if c["generators"] else ""
+    cols = c.get("columns", 0)
+    return g + ("-columns" if cols < 0 else "+columns" if cols > 0 else "")
 
 
 class Habits:
@@ -109,12 +135,14 @@ class Habits:
         self.gen_right: Counter = Counter()
         self.err: Counter = Counter()
         self.err_right: Counter = Counter()
+        self.kind: Counter = Counter()
+        self.kind_right: Counter = Counter()
         self.n = self.right = 0
         for o in observations:
             self._add(o, 1)
 
     def _add(self, o: Observation, sign: int) -> None:
-        for c in o.candidates:
+        for c in o.candidates[:TOP]:
             if c.get("right") is None:
                 continue
             g = c["generators"][-1] if c["generators"] else ""
@@ -122,6 +150,8 @@ class Habits:
             r = int(bool(c["right"]))
             self.gen[g] += sign
             self.gen_right[g] += sign * r
+            self.kind[_kind(c)] += sign
+            self.kind_right[_kind(c)] += sign * r
             self.err[e] += sign
             self.err_right[e] += sign * r
             self.n += sign
@@ -129,8 +159,8 @@ class Habits:
 
     def without(self, o: Observation) -> "Habits":
         h = Habits([])
-        h.gen, h.gen_right, h.err, h.err_right = Counter(self.gen), Counter(self.gen_right), Counter(self.err), \
-            Counter(self.err_right)
+        for name in ("gen", "gen_right", "err", "err_right", "kind", "kind_right"):
+            setattr(h, name, Counter(getattr(self, name)))
         h.n, h.right = self.n, self.right
         h._add(o, -1)
         return h
@@ -140,14 +170,17 @@ class Habits:
         return (self.right + 0.5) / (self.n + 1.0)
 
     def rate(self, key: str, kind: str = "gen") -> float:
-        """log-odds of the smoothed right rate of a generator (``kind="gen"``) or error type, over the base."""
-        n, r = (self.gen, self.gen_right) if kind == "gen" else (self.err, self.err_right)
+        """log-odds of the smoothed right rate of a generator (``kind="gen"``), error type (``"err"``) or edit
+        kind (``"kind"``, :func:`_kind`), over the base."""
+        n, r = {"gen": (self.gen, self.gen_right), "err": (self.err, self.err_right),
+                "kind": (self.kind, self.kind_right)}[kind]
         return _logit((r[key] + SMOOTH * self.base) / (n[key] + SMOOTH)) - _logit(self.base)
 
     def to_dict(self) -> dict[str, Any]:
         return {"base": round(self.base, 4), "candidates": self.n,
                 "generators": {g: [self.gen_right[g], self.gen[g]] for g in sorted(self.gen) if self.gen[g]},
-                "error_types": {e: [self.err_right[e], self.err[e]] for e in sorted(self.err) if self.err[e]}}
+                "error_types": {e: [self.err_right[e], self.err[e]] for e in sorted(self.err) if self.err[e]},
+                "kinds": {k: [self.kind_right[k], self.kind[k]] for k in sorted(self.kind) if self.kind[k]}}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Habits":
@@ -156,6 +189,8 @@ class Habits:
             h.gen[g], h.gen_right[g] = n, r
         for e, (r, n) in d.get("error_types", {}).items():
             h.err[e], h.err_right[e] = n, r
+        for k, (r, n) in d.get("kinds", {}).items():
+            h.kind[k], h.kind_right[k] = n, r
         h.n = int(d.get("candidates", sum(h.gen.values())))
         h.right = sum(h.gen_right.values())
         return h
@@ -165,11 +200,13 @@ def rows(o: Observation, habits: Habits) -> np.ndarray:
     """The chooser's feature rows of one query's candidates (:data:`NAMES`)."""
     lo = _logit(o.original_score)
     out = []
-    for i, c in enumerate(o.candidates):
+    for i, c in enumerate(o.candidates[:TOP]):
         g = c["generators"][-1] if c["generators"] else ""
+        cols, rows_ = c.get("columns", 0), c.get("rows", 0.0)
         out.append([_logit(c["score"]), lo, c["score"] - o.original_score, float(o.flagged),
                     float(len(c["generators"]) > 1), habits.rate(g, "gen"), habits.rate(_error_type(g), "err"),
-                    i / TOP])
+                    habits.rate(_kind(c), "kind"), i / TOP, float(cols < 0), float(cols > 0), float(rows_ is None),
+                    rows_ or 0.0])
     return np.asarray(out, dtype=np.float64).reshape(-1, len(NAMES))
 
 
@@ -267,7 +304,7 @@ def _training(observations: list[Observation], habits: Habits) -> tuple[np.ndarr
         if o.failing or not o.candidates:
             continue
         X.append(rows(o, habits.without(o)))  # leave the question's own labels out of its habits
-        y.extend(float(bool(c["right"])) for c in o.candidates)
+        y.extend(float(bool(c["right"])) for c in o.candidates[:TOP])
     if not X:
         return np.zeros((0, len(NAMES))), np.zeros(0)
     return np.vstack(X), np.asarray(y)
@@ -281,7 +318,8 @@ def _gain(o: Observation, pick: int | None, original_right: bool) -> float:
     return -BREAK_COST if original_right else 0.0
 
 
-def fit(name: str, observations: list[Observation], original_right: dict[str, bool], shipped_below: float, questions: int) -> Adaptation:
+def fit(name: str, observations: list[Observation], original_right: dict[str, bool], shipped_below: float,
+        questions: int) -> Adaptation:
     """Fit an adaptation on a history.
 
     Args:
@@ -321,14 +359,15 @@ def fit(name: str, observations: list[Observation], original_right: dict[str, bo
                 best = (net, tau, below)
     threshold = best[1] if best[0] >= 2 else None
     below = best[2] if threshold is not None else shipped_below
-    right = {o.question_id for o in obs if any(c["right"] for c in o.candidates)}
+    right = {o.question_id for o in obs if any(c["right"] for c in o.candidates[:TOP])}
     return Adaptation(
         name=name, intercept=intercept, weights=[float(v) for v in weights], threshold=threshold,
         suspect_below=float(below), habits=habits.to_dict(),
         history={"questions": questions, "searched": len(obs),
                  "wrong": sum(not original_right.get(o.question_id, False) for o in obs), "reachable": len(right)},
         fit={"seconds": round(time.perf_counter() - start, 3), "cv_net": best[0], "break_cost": BREAK_COST,
-             "shrink": SHRINK, "shipped_below": shipped_below, "candidates": int(len(y)), "right_candidates": int(y.sum()) if len(y) else 0},
+             "shrink": SHRINK, "shipped_below": shipped_below, "candidates": int(len(y)),
+             "right_candidates": int(y.sum()) if len(y) else 0},
         observations=[asdict(o) | {"original_right": original_right.get(o.question_id, False)}
                       for o in observations])
 

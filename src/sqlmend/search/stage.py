@@ -249,7 +249,8 @@ class SearchStage(StageBase):
     def _adapted(self, trace: StageTrace, orig: Executed, ranked: list[Executed], flagged: bool) -> Executed | None:
         """Where the shipped decision keeps the original: the adaptation's choice, if any (traced)."""
         a = self.adaptation
-        pick, p = a.choose(adapted_observation("", orig.score, ranked, flagged, False, False))
+        pick, p = a.choose(adapted_observation("", orig.score, ranked, flagged, False, False,
+                                               original_result=orig.result))
         trace.detail["adaptation"] = {"name": a.label, "history": a.history.get("questions", 0),
                                       "p_right": round(p, 4), "threshold": a.threshold,
                                       "choice": None if pick is None else pick + 1}
