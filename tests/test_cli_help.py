@@ -1,5 +1,5 @@
 """Meta-tests of the command line: every command answers ``--help`` with a description, and the
-commands the README shows under "Using it" are real commands with real options."""
+commands the README shows under "On the command line" are real commands with real options."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_every_command_answers_help_with_a_description(path, command):
 
 
 def readme_commands(text: str) -> list[list[str]]:
-    """The ``sqlmend ...`` command lines of the README's "Using it" section, split into words.
+    """The ``sqlmend ...`` command lines of the README's "On the command line" section, split into words.
 
     Args:
         text: the README.
@@ -60,8 +60,8 @@ def readme_commands(text: str) -> list[list[str]]:
     Returns:
         One word list per command (continuation lines joined), without the leading ``sqlmend``.
     """
-    section = re.search(r"^## Using it\n(.*?)(?=^## )", text, re.S | re.M)
-    assert section, "README.md has no '## Using it' section"
+    section = re.search(r"^## On the command line\n(.*?)(?=^## )", text, re.S | re.M)
+    assert section, "README.md has no '## On the command line' section"
     lines = section.group(1).replace("\\\n", " ").splitlines()
     return [shlex.split(line)[1:] for line in lines if line.strip().startswith("sqlmend ")]
 
