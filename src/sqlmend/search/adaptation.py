@@ -62,7 +62,7 @@ SUSPECT_GRID = (0.5, 0.6, 0.7, 0.8, 0.9)
 FOLDS = 5
 
 NAMES = ["logit_score", "logit_original", "gap", "flagged", "two_edits", "habit_generator", "habit_error",
-         "habit_kind", "rank", "fewer_columns", "more_columns", "to_empty", "rows_change"]
+         "habit_kind", "habit_edit", "rank", "fewer_columns", "more_columns", "to_empty", "rows_change"]
 #: The prior the fit is pulled toward: the shipped verifier's log-odds gap.
 PRIOR = np.array([1.0, -1.0] + [0.0] * (len(NAMES) - 2))
 
@@ -94,6 +94,8 @@ class Observation:
     candidates: list[dict[str, Any]]
     shipped: bool = False  # the shipped decision replaces the original (its first candidate)
     failing: bool = False  # the engine refuses the original (decided without the adaptation)
+    db_id: str = ""  # its database (the habits of an edit are counted per database)
+    group: str = ""  # questions sharing a gold share a group: the cross-validation keeps a group in one fold
 
 
 def _shape(candidate: Any, original: Any) -> dict[str, Any]:
@@ -109,15 +111,16 @@ def _shape(candidate: Any, original: Any) -> dict[str, Any]:
 
 def observation(question_id: str, original_score: float, ranked: list[Any], flagged: bool, shipped: bool,
                 failing: bool, right: list[bool] | None = None, original_result: Any = None,
-                keep: int = TOP) -> Observation:
+                keep: int = TOP, db_id: str = "", group: str = "") -> Observation:
     """An :class:`Observation` from the search's scored candidates (best first; ``right``: their labels;
-    ``original_result``: the original's result; ``keep``: candidates kept)."""
+    ``original_result``: the original's result; ``keep``: candidates kept; ``db_id``: the database;
+    ``group``: the twins' group)."""
     top = ranked[:keep]
     labels = right if right is not None else [None] * len(top)
     return Observation(question_id, float(original_score), bool(flagged),
                        [{"score": round(float(c.score), 6), "generators": list(c.generators),
                          "edits": list(c.edits), **_shape(c, original_result), "right": r}
-                        for c, r in zip(top, labels)], bool(shipped), bool(failing))
+                        for c, r in zip(top, labels)], bool(shipped), bool(failing), db_id, group)
 
 
 def _kind(c: dict[str, Any]) -> str:
@@ -125,6 +128,11 @@ def _kind(c: dict[str, Any]) -> str:
     g = c["generators"][-1] if c["generators"] else ""
     cols = c.get("columns", 0)
     return g + ("-columns" if cols < 0 else "+columns" if cols > 0 else "")
+
+
+def _edit(o: Observation, c: dict[str, Any]) -> str:
+    """A candidate's exact edit in its database (the finest habit: this repair was confirmed here before)."""
+    return f"{o.db_id}|{' + '.join(c.get('edits') or [])}"
 
 
 class Habits:
@@ -137,6 +145,8 @@ class Habits:
         self.err_right: Counter = Counter()
         self.kind: Counter = Counter()
         self.kind_right: Counter = Counter()
+        self.edit: Counter = Counter()
+        self.edit_right: Counter = Counter()
         self.n = self.right = 0
         for o in observations:
             self._add(o, 1)
@@ -152,6 +162,10 @@ class Habits:
             self.gen_right[g] += sign * r
             self.kind[_kind(c)] += sign
             self.kind_right[_kind(c)] += sign * r
+        for c in o.candidates[:KEEP]:  # an exact edit counts wherever the search ranked it
+            if c.get("right") is not None:
+                self.edit[_edit(o, c)] += sign
+                self.edit_right[_edit(o, c)] += sign * int(bool(c["right"]))
             self.err[e] += sign
             self.err_right[e] += sign * r
             self.n += sign
@@ -159,7 +173,7 @@ class Habits:
 
     def without(self, o: Observation) -> "Habits":
         h = Habits([])
-        for name in ("gen", "gen_right", "err", "err_right", "kind", "kind_right"):
+        for name in ("gen", "gen_right", "err", "err_right", "kind", "kind_right", "edit", "edit_right"):
             setattr(h, name, Counter(getattr(self, name)))
         h.n, h.right = self.n, self.right
         h._add(o, -1)
@@ -173,14 +187,15 @@ class Habits:
         """log-odds of the smoothed right rate of a generator (``kind="gen"``), error type (``"err"``) or edit
         kind (``"kind"``, :func:`_kind`), over the base."""
         n, r = {"gen": (self.gen, self.gen_right), "err": (self.err, self.err_right),
-                "kind": (self.kind, self.kind_right)}[kind]
+                "kind": (self.kind, self.kind_right), "edit": (self.edit, self.edit_right)}[kind]
         return _logit((r[key] + SMOOTH * self.base) / (n[key] + SMOOTH)) - _logit(self.base)
 
     def to_dict(self) -> dict[str, Any]:
         return {"base": round(self.base, 4), "candidates": self.n,
                 "generators": {g: [self.gen_right[g], self.gen[g]] for g in sorted(self.gen) if self.gen[g]},
                 "error_types": {e: [self.err_right[e], self.err[e]] for e in sorted(self.err) if self.err[e]},
-                "kinds": {k: [self.kind_right[k], self.kind[k]] for k in sorted(self.kind) if self.kind[k]}}
+                "kinds": {k: [self.kind_right[k], self.kind[k]] for k in sorted(self.kind) if self.kind[k]},
+                "edits": {k: [self.edit_right[k], self.edit[k]] for k in sorted(self.edit) if self.edit[k]}}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Habits":
@@ -191,6 +206,8 @@ class Habits:
             h.err[e], h.err_right[e] = n, r
         for k, (r, n) in d.get("kinds", {}).items():
             h.kind[k], h.kind_right[k] = n, r
+        for k, (r, n) in d.get("edits", {}).items():
+            h.edit[k], h.edit_right[k] = n, r
         h.n = int(d.get("candidates", sum(h.gen.values())))
         h.right = sum(h.gen_right.values())
         return h
@@ -205,7 +222,7 @@ def rows(o: Observation, habits: Habits) -> np.ndarray:
         cols, rows_ = c.get("columns", 0), c.get("rows", 0.0)
         out.append([_logit(c["score"]), lo, c["score"] - o.original_score, float(o.flagged),
                     float(len(c["generators"]) > 1), habits.rate(g, "gen"), habits.rate(_error_type(g), "err"),
-                    habits.rate(_kind(c), "kind"), i / TOP, float(cols < 0), float(cols > 0), float(rows_ is None),
+                    habits.rate(_kind(c), "kind"), habits.rate(_edit(o, c), "edit"), i / TOP, float(cols < 0), float(cols > 0), float(rows_ is None),
                     rows_ or 0.0])
     return np.asarray(out, dtype=np.float64).reshape(-1, len(NAMES))
 
@@ -294,8 +311,8 @@ class Adaptation:
         return cls(**{k: v for k, v in d.items() if k in keys})
 
 
-def _fold(question_id: str) -> int:
-    return int(hashlib.sha1(question_id.encode()).hexdigest(), 16) % FOLDS
+def _fold(o: Observation) -> int:
+    return int(hashlib.sha1((o.group or o.question_id).encode()).hexdigest(), 16) % FOLDS
 
 
 def _training(observations: list[Observation], habits: Habits) -> tuple[np.ndarray, np.ndarray]:
@@ -340,8 +357,8 @@ def fit(name: str, observations: list[Observation], original_right: dict[str, bo
     # cross-validated P(right) for every query: the decision is picked on predictions of held-out folds
     cv: dict[str, np.ndarray] = {}
     for k in range(FOLDS):
-        train = [o for o in obs if _fold(o.question_id) != k]
-        test = [o for o in obs if _fold(o.question_id) == k]
+        train = [o for o in obs if _fold(o) != k]
+        test = [o for o in obs if _fold(o) == k]
         h = Habits(train)
         Xk, yk = _training(train, h)
         b, w = fit_logistic(Xk, yk) if len(yk) else (0.0, PRIOR.copy())

@@ -216,7 +216,7 @@ class SearchStage(StageBase):
             rule = "P(fix) by the decider" if verifier.decider is not None else "score gap"
             trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
             if self.adaptation is not None and chosen is None and not no_margin:
-                chosen = self._adapted(trace, orig, ranked, flagged)
+                chosen = self._adapted(trace, orig, ranked, flagged, ctx.task.db_id)
         how = ""  # whose choice replaces an original that fails to run (none: the margin decided)
         if no_margin and backend is None:
             how = s.failed_choice
@@ -246,11 +246,12 @@ class SearchStage(StageBase):
                       f"({chosen.score:.3f} vs original {orig.score:.3f}{why}); {trace.verdict.reason}")
         return self._done(trace, start), found
 
-    def _adapted(self, trace: StageTrace, orig: Executed, ranked: list[Executed], flagged: bool) -> Executed | None:
+    def _adapted(self, trace: StageTrace, orig: Executed, ranked: list[Executed], flagged: bool,
+                 db_id: str) -> Executed | None:
         """Where the shipped decision keeps the original: the adaptation's choice, if any (traced)."""
         a = self.adaptation
         pick, p = a.choose(adapted_observation("", orig.score, ranked, flagged, False, False,
-                                               original_result=orig.result))
+                                               original_result=orig.result, db_id=db_id))
         trace.detail["adaptation"] = {"name": a.label, "history": a.history.get("questions", 0),
                                       "p_right": round(p, 4), "threshold": a.threshold,
                                       "choice": None if pick is None else pick + 1}
