@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from sqlmend.cli import app
-from sqlmend.bench.sampling import choose as select
+from sqlmend.data.sampling import choose as select
 from sqlmend.types import Task
 
 runner = CliRunner()

@@ -1,6 +1,8 @@
-"""Layers import downward only (docs/architecture.md), and sqlglot only inside ``sql/``.
+"""Each package imports only packages of a lower rank (docs/architecture.md), and sqlglot only inside ``sql/``.
 
-Every ``import`` statement of every module is read (those inside functions too).
+Every ``import`` statement of every module is read (those inside functions too). A package may
+import itself and any package of a strictly lower rank: two packages never import each other,
+even when they share a rank.
 """
 
 from __future__ import annotations
@@ -12,16 +14,23 @@ import sqlmend
 
 ROOT = Path(sqlmend.__file__).parent
 
-#: Package or module (first name under ``sqlmend``) -> its layer.
+#: Package or module (first name under ``sqlmend``) -> its rank (the rows of the layer table in
+#: docs/architecture.md). Imports go to strictly lower ranks only.
 LAYERS = {
-    "types": 0, "errors": 0, "taxonomy": 0, "paths": 0, "progress": 0, "__init__": 0,
-    "sql": 1,
-    "db": 2,
-    "guard": 3, "stage": 3, "structure": 3, "llm": 3,
-    "rules": 4,
-    "detect": 5, "synth": 5, "refine": 5, "memory": 5, "search": 5,
-    "pipeline": 6,
-    "bench": 7, "cli": 7, "service": 7, "review": 7,
+    "types": 0, "errors": 0, "progress": 0, "__init__": 0,
+    "paths": 1, "taxonomy": 1, "sql": 1,
+    "db": 2, "guard": 2,
+    "stage": 3, "structure": 3, "llm": 3, "data": 3,
+    "rules": 4, "memory": 4, "refine": 4,
+    "synth": 5,
+    "search": 6,
+    "detect": 7,
+    "pipeline": 8,
+    "batch": 9,
+    "api": 10, "review": 10,
+    "service": 11,
+    "bench": 12,
+    "cli": 13,
 }
 
 
@@ -46,19 +55,27 @@ def test_every_module_has_a_layer():
     assert units <= set(LAYERS), sorted(units - set(LAYERS))
 
 
+def _target(name: str) -> str | None:
+    """The unit an imported name belongs to (``sqlmend.__version__`` is the package's ``__init__``)."""
+    top = name.split(".")
+    if top[0] != "sqlmend" or len(top) < 2:
+        return None
+    return top[1] if (ROOT / top[1]).is_dir() or (ROOT / f"{top[1]}.py").is_file() else "__init__"
+
+
 def test_imports_run_downward_and_sqlglot_stays_in_sql():
     upward, sqlglot = [], []
     for path in sorted(ROOT.rglob("*.py")):
         unit = _unit(path.relative_to(ROOT).parts)
         for name in _imports(path):
-            top = name.split(".")
-            if top[0] == "sqlglot" and unit != "sql":
+            if name.split(".")[0] == "sqlglot" and unit != "sql":
                 sqlglot.append(f"{path.relative_to(ROOT)} imports {name}")
-            if top[0] != "sqlmend" or len(top) < 2 or unit == "__init__":
+            target = _target(name)
+            if target is None or target == unit or unit == "__init__":
                 continue
-            target = top[1]
-            if target in LAYERS and LAYERS[target] > LAYERS[unit]:
-                upward.append(f"{path.relative_to(ROOT)} (layer {LAYERS[unit]}) imports {name} "
-                              f"(layer {LAYERS[target]})")
+            if LAYERS.get(target, len(LAYERS)) >= LAYERS[unit]:
+                upward.append(f"{path.relative_to(ROOT)} (rank {LAYERS[unit]}) imports {name} "
+                              f"(rank {LAYERS.get(target)}): only strictly lower ranks may be imported")
     assert not sqlglot, sqlglot
     assert not upward, upward
+

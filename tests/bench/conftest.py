@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmend.bench import load_dataset
+from sqlmend.data import load_dataset
 
 PRED_FILES = {  # the shared prediction files and their published correct counts (data README)
     "din-sql_gpt-4.sql": 791,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from sqlmend.bench import load_dataset
 from sqlmend.bench.failing import CHOICES, bench_failing, markdown
 from sqlmend.cli import app
+from sqlmend.data import load_dataset
 from sqlmend.synth.failing import KINDS
 
 

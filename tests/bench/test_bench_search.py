@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sqlmend.bench import load_dataset
 from sqlmend.bench.search import bench_search, markdown, subset
+from sqlmend.data import load_dataset
 from sqlmend.search.stage import SearchStage
 from sqlmend.stage import RunSettings
 

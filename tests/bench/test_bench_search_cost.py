@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from sqlmend.bench import load_dataset
 from sqlmend.bench.search_cost import UNITS, fit, markdown, measure
 from sqlmend.cli import app
+from sqlmend.data import load_dataset
 from sqlmend.errors import SqlmendError
 from sqlmend.search.engine import COST
 

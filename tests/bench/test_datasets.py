@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sqlmend.bench import Dataset, load_dataset, load_predictions, read_tasks, write_predictions, write_tasks
+from sqlmend.data import Dataset, load_dataset, load_predictions, read_tasks, write_predictions, write_tasks
 from sqlmend.errors import DatasetError
 
 

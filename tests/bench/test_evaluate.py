@@ -6,9 +6,10 @@ import pickle
 
 import pytest
 
-from sqlmend.bench import Dataset, evaluate, load_dataset, load_predictions
+from sqlmend.bench import evaluate
 from sqlmend.bench.evaluate import EvalReport, forget_loaded_caches
 from sqlmend.bench.executor import QueryPool
+from sqlmend.data import Dataset, load_dataset, load_predictions
 from sqlmend.types import Task
 
 from .conftest import PRED_FILES

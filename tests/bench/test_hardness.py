@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from sqlmend.bench.hardness import SpiderParseError, count_component1, count_others, hardness, parse, tokenize
+from sqlmend.data.hardness import SpiderParseError, count_component1, count_others, hardness, parse, tokenize
 
 
 def test_spider_dev_levels_match_the_published_split(spider_dev):

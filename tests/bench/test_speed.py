@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sqlmend.bench import Dataset
 from sqlmend.bench.speed import WAYS, time_evaluation
+from sqlmend.data import Dataset
 
 
 def test_all_ways_agree_on_a_slice_of_spider_dev(spider_dev, pred_dir, tmp_path):

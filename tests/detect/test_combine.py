@@ -118,8 +118,8 @@ def test_the_combiner_trains_on_questions_neither_model_saw(data_dir):
     import random
     from dataclasses import replace
 
-    from sqlmend.bench import load_dataset
     from sqlmend.bench.detect import combiner_cases, unseen_train_tasks
+    from sqlmend.data import load_dataset
     from sqlmend.synth.build import sample_questions
 
     ds = load_dataset("spider-train", data_root=data_dir)

@@ -105,7 +105,7 @@ def test_split_by_db_holds_out_whole_databases():
 
 
 def test_auroc():
-    from sqlmend.detect.calibrate import auroc
+    from sqlmend.search.train import auroc
 
     assert auroc([0.1, 0.2, 0.8, 0.9], [True, True, False, False]) == 1.0
     assert auroc([0.9, 0.8, 0.2, 0.1], [True, True, False, False]) == 0.0

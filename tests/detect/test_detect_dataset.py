@@ -6,9 +6,9 @@ import json
 
 from typer.testing import CliRunner
 
-from sqlmend.bench import load_dataset
-from sqlmend.bench.sampling import seeded_sample
 from sqlmend.cli import app
+from sqlmend.data import load_dataset
+from sqlmend.data.sampling import seeded_sample
 from sqlmend.detect import stage as dstage
 from sqlmend.pipeline import PipelineConfig
 

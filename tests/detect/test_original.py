@@ -15,7 +15,7 @@ from sqlmend.errors import ConfigError
 @pytest.fixture(scope="module")
 def train_cases(data_dir, tmp_path_factory):
     """Verifier training cases of six real Spider-train questions on two databases (one held out at 0.5)."""
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search import train
 
     ds = load_dataset("spider-train")
@@ -46,7 +46,7 @@ def test_fit_reads_the_originals_and_scores_correct_above_wrong(train_cases, tmp
 
 
 def test_correct_originals_that_are_not_golds_count_as_correct(train_cases, data_dir, tmp_path):
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search import train
 
     ds = load_dataset("spider-train")

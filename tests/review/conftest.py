@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sqlmend.bench import load_dataset, load_predictions
-from sqlmend.bench.runs import run_file
+from sqlmend.batch import run_file
+from sqlmend.bench.evaluate import evaluate_run
+from sqlmend.data import load_dataset, load_predictions
 from sqlmend.pipeline import PipelineConfig
 from sqlmend.review.run import Run
 
@@ -59,7 +60,7 @@ class Served:
         from sqlmend.review.app import create_app
 
         self.run = Run.load(run_dir)
-        self.run.evaluate()
+        evaluate_run(self.run)
         self.app = create_app(self.run, reviewer, store, allowed_hosts=["127.0.0.1", "localhost"])
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from sqlmend.bench.evaluate import evaluate_run
 from sqlmend.cli import app as cli
 from sqlmend.errors import DatasetError
 from sqlmend.review.app import create_app
@@ -21,7 +22,7 @@ from review_counts import static_counts
 @pytest.fixture
 def client(car_run, tmp_path):
     run = Run.load(car_run)
-    run.evaluate()
+    evaluate_run(run)
     app = create_app(run, "ana", tmp_path / "store")
     return TestClient(app), app.state.csrf, run
 

@@ -21,6 +21,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 from typer.testing import CliRunner
 
+from sqlmend.bench.evaluate import evaluate_run
 from sqlmend.cli import app as cli
 
 from review_counts import static_counts
@@ -60,7 +61,7 @@ def _decisions(run_dir):
 def test_accept_edit_reject_build_memory_and_rerun(served, browser, screenshot, spider_db, tmp_path):
     browser.get(served.url + "/?changed=yes")
     rows = browser.find_elements(By.CSS_SELECTOR, "#items tbody tr.row")
-    served.run.evaluate()
+    evaluate_run(served.run)
     changed, fixed = static_counts(served.run)
     assert len(rows) == changed  # the static rules' rewrites of the 92 queries
     assert str(fixed) in browser.find_element(By.CSS_SELECTOR, ".counts .v-fixed").text
@@ -148,7 +149,7 @@ def test_html_report_plots_render(car_run, browser, screenshot, tmp_path):
     from sqlmend.review.run import Run
 
     run = Run.load(car_run)
-    run.evaluate()
+    evaluate_run(run)
     changed, fixed = static_counts(run)
     assert f"| static | {changed} | {fixed} | 0 |" in result.output  # Markdown stays the terminal output
     text = out.read_text()
@@ -166,7 +167,7 @@ def test_html_report_plots_render(car_run, browser, screenshot, tmp_path):
 
 
 def test_eval_html_report_of_a_paired_evaluation(car_run, browser, tmp_path, spider_dir):
-    from sqlmend.bench import Dataset, load_dataset, write_predictions, write_tasks
+    from sqlmend.data import Dataset, load_dataset, write_predictions, write_tasks
     from sqlmend.review.run import Run
 
     run = Run.load(car_run)
@@ -182,7 +183,7 @@ def test_eval_html_report_of_a_paired_evaluation(car_run, browser, tmp_path, spi
     assert result.exit_code == 0, result.output
     assert "| all | 92 |" in result.output  # the Markdown report is still printed
     browser.get(out.as_uri())
-    run.evaluate()
+    evaluate_run(run)
     assert f"fixed {static_counts(run)[1]}" in browser.find_element(By.CSS_SELECTOR, ".kpis").text.replace("\n", " ")
     figures = browser.find_elements(By.CSS_SELECTOR, ".figure svg")
     assert len(figures) == 2 and all(f.size["width"] > 100 and f.size["height"] > 50 for f in figures)

@@ -13,7 +13,7 @@ from sqlmend.search import cross
 
 @pytest.fixture(scope="module")
 def groups(data_dir, tmp_path_factory):
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search import train
 
     ds = load_dataset("spider-train")
@@ -26,7 +26,7 @@ def groups(data_dir, tmp_path_factory):
 
 
 def test_questions_split_by_the_feature_verifiers_held_out_databases(data_dir):
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search.train import held_out
 
     ds = load_dataset("spider-train")

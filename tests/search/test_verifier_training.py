@@ -71,7 +71,7 @@ def test_operators_are_drawn_by_the_real_error_mix():
 def test_training_cases_of_each_kind_are_wrong_on_a_real_database(data_dir, spider_conn):
     import random
 
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.synth import differs
 
     ds = load_dataset("spider-train")
@@ -98,7 +98,7 @@ def test_equiv_originals_are_other_sql_with_the_golds_rows(data_dir, spider_conn
     import random
 
     from sqlmend import sql as sqlmod
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search.engine import result_key
 
     ds = load_dataset("spider-train")
@@ -124,7 +124,7 @@ def test_equiv_originals_are_other_sql_with_the_golds_rows(data_dir, spider_conn
 
 
 def test_cases_built_from_real_train_questions_evaluate_the_shipped_verifier(data_dir, tmp_path):
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search.verifier import load_weights
 
     ds = load_dataset("spider-train")
@@ -143,7 +143,7 @@ def test_cases_built_from_real_train_questions_evaluate_the_shipped_verifier(dat
 
 
 def test_a_failing_original_ranker_is_trained_on_failing_cases_of_real_train_questions(data_dir, tmp_path):
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search.verifier import load_weights
 
     ds = load_dataset("spider-train")
@@ -250,7 +250,7 @@ def test_train_verifier_refuses_a_bad_verifier_file_before_building(tmp_path, da
 def test_seen_questions_follow_the_recorded_selection(data_dir):
     """The verifier's training questions are one seeded selection; with refit off, the held-out
     databases' questions (calibration only) are not among those its trees saw."""
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search.train import held_out, seen_questions, training_questions
 
     ds = load_dataset("spider-train", data_root=data_dir)

@@ -8,10 +8,10 @@ import pytest
 
 from sqlmend import taxonomy
 from sqlmend.db import connect
+from sqlmend.detect.asillm import label_predictions
 from sqlmend.errors import ConfigError
 from sqlmend.llm.replay import ReplayBackend
 from sqlmend.synth import differs, label_distribution, synthesize
-from sqlmend.synth.asillm import label_predictions
 from sqlmend.types import Task
 
 

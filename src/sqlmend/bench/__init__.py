@@ -1,8 +1,9 @@
-"""Benchmarks: datasets, prediction files, the execution-accuracy evaluator, paired reports, metrics.
+"""Benchmarks: the execution-accuracy evaluator, paired reports, metrics, and the ``bench`` measurements.
 
-The API other benchmarks call::
+Datasets and prediction files are read by :mod:`sqlmend.data`. The API other benchmarks call::
 
-    from sqlmend.bench import load_dataset, load_predictions, evaluate, compare, paired_markdown
+    from sqlmend.bench import evaluate, compare, paired_markdown
+    from sqlmend.data import load_dataset, load_predictions
     ds = load_dataset("spider-dev")                    # or "spider-train", "bird-dev", a task file
     before = evaluate(ds, load_predictions("before.sql", ds), timeout=30, workers=2)
     after = evaluate(ds, corrected_sql_by_question_id)
@@ -12,20 +13,16 @@ The API other benchmarks call::
 """
 
 from sqlmend.bench.compare import PairedReport, PairedSlice, compare
-from sqlmend.bench.datasets import NAMED, Dataset, Label, load_dataset, read_tasks, write_jsonl, write_tasks
 from sqlmend.bench.evaluate import VERDICTS, EvalReport, EvalSummary, QuestionResult, evaluate
 from sqlmend.bench.executor import QueryPool
-from sqlmend.bench.hardness import hardness
 from sqlmend.bench.metrics import (Confusion, DetectionMetrics, RefinementMetrics, detection_metrics,
                                    labels_from_report, refinement_metrics)
-from sqlmend.bench.predictions import load_predictions, write_predictions
 from sqlmend.bench.report import (detection_markdown, eval_markdown, paired_markdown, refinement_markdown,
                                   write_json, write_markdown)
 
 __all__ = [
-    "NAMED", "VERDICTS", "Confusion", "Dataset", "DetectionMetrics", "EvalReport", "EvalSummary", "Label", "PairedReport",
-    "PairedSlice", "QueryPool", "QuestionResult", "RefinementMetrics", "compare", "detection_markdown",
-    "detection_metrics", "eval_markdown", "evaluate", "hardness", "labels_from_report", "load_dataset",
-    "load_predictions", "paired_markdown", "read_tasks", "refinement_markdown", "refinement_metrics",
-    "write_json", "write_jsonl", "write_markdown", "write_predictions", "write_tasks",
+    "VERDICTS", "Confusion", "DetectionMetrics", "EvalReport", "EvalSummary", "PairedReport", "PairedSlice",
+    "QueryPool", "QuestionResult", "RefinementMetrics", "compare", "detection_markdown", "detection_metrics",
+    "eval_markdown", "evaluate", "labels_from_report", "paired_markdown", "refinement_markdown",
+    "refinement_metrics", "write_json", "write_markdown",
 ]

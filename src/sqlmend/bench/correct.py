@@ -100,12 +100,12 @@ def bench_correct(dataset: str, preds: list[Path], strategies: list[str], config
 
     Args:
         dataset: dataset name or task file.
-        preds: prediction files (:func:`sqlmend.bench.predictions.shared_prediction_files` by default
+        preds: prediction files (:func:`sqlmend.data.predictions.shared_prediction_files` by default
             in the command).
         strategies: strategy names.
         config_for: the pipeline configuration of a strategy.
         out: the output folder (one resumable run folder per file and strategy).
-        sample: a seeded sample of N tasks per file (:func:`sqlmend.bench.sampling.seeded_sample`).
+        sample: a seeded sample of N tasks per file (:func:`sqlmend.data.sampling.seeded_sample`).
         seed: the sample's seed.
         timeout: seconds per SQL execution.
         data_root: the folder holding ``spider/``.
@@ -114,12 +114,12 @@ def bench_correct(dataset: str, preds: list[Path], strategies: list[str], config
     Returns:
         One row per file and strategy.
     """
-    from sqlmend.bench.datasets import Dataset, load_dataset
+    from sqlmend.batch import run_file
     from sqlmend.bench.evaluate import evaluate
-    from sqlmend.bench.predictions import load_predictions, sniff_pred_format
-    from sqlmend.bench.runs import run_file
-    from sqlmend.bench.sampling import choose
     from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.data.datasets import Dataset, load_dataset
+    from sqlmend.data.predictions import load_predictions, sniff_pred_format
+    from sqlmend.data.sampling import choose
 
     rows: list[StrategyRow] = []
     for path in preds:

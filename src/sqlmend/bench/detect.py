@@ -34,7 +34,7 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
             combinations that need it).
         files: the prediction files.
         limit: a seeded sample of this many dev questions
-            (:func:`sqlmend.bench.sampling.seeded_sample`; questions without a database
+            (:func:`sqlmend.data.sampling.seeded_sample`; questions without a database
             are then left out); None: every question.
         seed: the sample's seed.
         static: also score the static rules and static-or-model.
@@ -65,15 +65,15 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     """
     import time
 
-    from sqlmend.bench.datasets import load_dataset
     from sqlmend.bench.evaluate import evaluate
     from sqlmend.bench.metrics import detection_metrics, labels_from_report
-    from sqlmend.bench.predictions import load_predictions
-    from sqlmend.bench.sampling import seeded_sample
     from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.data.predictions import load_predictions
+    from sqlmend.data.sampling import seeded_sample
     from sqlmend.detect.batch import Item, judge
-    from sqlmend.detect.calibrate import auroc
     from sqlmend.detect.combine import VARIANTS
+    from sqlmend.search.train import auroc
 
     ds = load_dataset("spider-dev", data_root=data_root)
     qids = [t.question_id for t in seeded_sample(ds.tasks, limit, seed) if ds.db_path(t.db_id)]
@@ -234,7 +234,7 @@ def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: in
         pred: the prediction file.
         out: the output folder.
         limit: the first N predictions.
-        sample: a seeded sample of N (:func:`sqlmend.bench.sampling.choose`; wins over ``limit``).
+        sample: a seeded sample of N (:func:`sqlmend.data.sampling.choose`; wins over ``limit``).
         seed: the sample's seed.
         data_root: the folder holding ``spider/``.
         db_root: the databases folder ``<db_id>/<db_id>.sqlite`` (wins over the dataset's).
@@ -246,9 +246,9 @@ def detect_file(detector: Any, dataset: str, pred: Path, out: Path, *, limit: in
     """
     import json
 
-    from sqlmend.bench.datasets import load_dataset, write_jsonl
-    from sqlmend.bench.predictions import load_predictions
-    from sqlmend.bench.sampling import choose
+    from sqlmend.data.datasets import load_dataset, write_jsonl
+    from sqlmend.data.predictions import load_predictions
+    from sqlmend.data.sampling import choose
     from sqlmend.detect.batch import Item, judge
 
     ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
@@ -308,7 +308,7 @@ def unseen_train_tasks(ds: Any, selection: dict[str, Any] | None, synth_limit: i
 
 def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, seed: int = 0, near: int = 1,
                    progress: bool = True, skipped: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """The scored cases of ``sqlmend train-combiner``: :func:`sqlmend.synth.hard.cases` of a seeded sample
+    """The scored cases of ``sqlmend train-combiner``: :func:`sqlmend.search.hard.cases` of a seeded sample
     of ``questions`` :func:`unseen_train_tasks`, each with ``p_no_error``, ``p_correct``,
     the repair search's ``best_correct``, ``candidates`` and ``search_seconds`` (the search stage's
     bounds, :func:`sqlmend.detect.combine.search_settings`), ``static_types`` and ``failure`` (why it
@@ -317,12 +317,12 @@ def combiner_cases(ds: Any, detector: Any, verifier: Any, questions: int = 250, 
     Raises:
         ConfigError: no training question is left that neither model trained on.
     """
-    from sqlmend.bench.sampling import seeded_sample
+    from sqlmend.data.sampling import seeded_sample
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.combine import search_settings
     from sqlmend.errors import ConfigError, SqlmendError
     from sqlmend.progress import bar as progress_bar
-    from sqlmend.synth.hard import cases
+    from sqlmend.search.hard import cases
 
     unseen = unseen_train_tasks(ds, getattr(verifier, "spec", {}).get("training", {}).get("selection"))
     if not unseen:

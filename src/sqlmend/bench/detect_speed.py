@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmend.bench.sampling import seeded_sample
+from sqlmend.data.sampling import seeded_sample
 
 
 @dataclass

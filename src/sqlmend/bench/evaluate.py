@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from sqlmend.bench.datasets import Dataset
 from sqlmend.bench.executor import Outcome, Query, QueryPool
 from sqlmend.bench.matching import gold_orders, mismatch, same_ordered, same_set
+from sqlmend.data.datasets import Dataset
 from sqlmend.paths import cache_dir
 from sqlmend.progress import bar as progress_bar
 
@@ -357,6 +357,30 @@ def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 
     return EvalReport(dataset=dataset.name, predictions=label or "predictions", timeout=timeout,
                       results=results, suspect_ids=sorted(set(suspect_ids) & set(dataset.ids), key=_id_key),
                       seconds=time.perf_counter() - started, gold_cached=cached)
+
+
+def evaluate_run(run: Any, workers: int = 2, timeout: float = 30.0) -> tuple[EvalReport | None, EvalReport | None]:
+    """Evaluate a correction run's original and corrected SQL against the gold; set its items' verdicts.
+
+    Args:
+        run: a :class:`sqlmend.review.run.Run` (its items with a gold are evaluated).
+        workers: evaluation worker processes.
+        timeout: seconds per query.
+
+    Returns:
+        ``(before, after)`` reports (None, None without gold).
+    """
+    tasks = run.gold_tasks
+    if not tasks:
+        return None, None
+    sub = Dataset(run.dataset.name, tasks, db_root=run.dataset.db_root, source=run.dataset.source)
+    with QueryPool(workers=workers, timeout=timeout) as pool:
+        before = evaluate(sub, {it.qid: it.correction.original_sql for it in run.items}, timeout=timeout,
+                          label="original", pool=pool)
+        after = evaluate(sub, {it.qid: it.correction.sql for it in run.items}, timeout=timeout,
+                         label="corrected", pool=pool)
+    run.set_verdicts(before, after)
+    return before, after
 
 
 @contextmanager

@@ -14,8 +14,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from sqlmend.bench.sampling import seeded_sample
 from sqlmend.bench.search import after_static_stage
+from sqlmend.data.sampling import seeded_sample
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key
 from sqlmend.search.stage import SearchStage

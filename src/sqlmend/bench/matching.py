@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from sqlmend.bench.hardness import SpiderParseError, tokenize
+from sqlmend.data.hardness import SpiderParseError, tokenize
 
 _STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 

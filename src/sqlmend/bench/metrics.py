@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from sqlmend.bench.datasets import Label
 from sqlmend.bench.evaluate import EvalReport
+from sqlmend.data.datasets import Label
 from sqlmend.errors import DatasetError
 
 NO_ERROR = "no_error"
@@ -111,7 +111,7 @@ def detection_metrics(flags: Mapping[str, Any], truth: Mapping[str, Any],
             iterable of error-type ids (non-empty, other than "no_error" = incorrect). Ids
             missing here count as not flagged.
         truth: ``{question_id: label}`` over the questions to score; a label is a bool
-            (True = incorrect), an iterable of error types, or a :class:`~sqlmend.bench.datasets.Label`.
+            (True = incorrect), an iterable of error types, or a :class:`~sqlmend.data.datasets.Label`.
         type_map: maps a detector's type id to the labels' vocabulary (e.g.
             :func:`sqlmend.taxonomy.to_nl2sql_bugs`), for per-type figures.
 

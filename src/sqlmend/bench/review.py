@@ -40,10 +40,11 @@ def bench_review(pred: Path, dataset: str, out: Path, fraction: float = 0.25, se
         The JSON-able result: decisions, confirmations, item counts, whether the item
         sets are identical, the items found by one side only, and the items.
     """
-    from sqlmend.bench.datasets import load_dataset
+    from sqlmend.batch import run_file
+    from sqlmend.bench.evaluate import evaluate_run
     from sqlmend.bench.memory import build_all, history_cases
-    from sqlmend.bench.predictions import load_predictions, sniff_pred_format
-    from sqlmend.bench.runs import run_file
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.data.predictions import load_predictions, sniff_pred_format
     from sqlmend.pipeline import PipelineConfig
     from sqlmend.review import confirm
     from sqlmend.review.decisions import ReviewLog
@@ -66,7 +67,7 @@ def bench_review(pred: Path, dataset: str, out: Path, fraction: float = 0.25, se
                        "selection": {"split": "history", "fraction": fraction, "seed": seed,
                                      "databases": sorted(keep) if keep else None}})
     run = Run.load(run_dir)
-    run.evaluate(workers=workers)
+    evaluate_run(run, workers=workers)
     log = ReviewLog(run_dir)
     counts = gold_decisions(run, log, accept_matching=accept_matching)
     confirmed, skipped = confirm.confirmations(run, log.latest())

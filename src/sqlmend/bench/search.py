@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sqlmend.bench.compare import compare
-from sqlmend.bench.datasets import Dataset
 from sqlmend.bench.evaluate import evaluate
 from sqlmend.bench.executor import QueryPool
-from sqlmend.bench.predictions import load_predictions
-from sqlmend.bench.sampling import seeded_sample
 from sqlmend.bench.static import latency
 from sqlmend.bench.suspects import gold_suspects
+from sqlmend.data.datasets import Dataset
+from sqlmend.data.predictions import load_predictions
+from sqlmend.data.sampling import seeded_sample
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key
 from sqlmend.search.stage import SearchStage

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from sqlmend.bench.sampling import seeded_sample
+from sqlmend.data.sampling import seeded_sample
 
 #: The counts a cost is fitted for, in :data:`sqlmend.search.engine.COST`'s order.
 UNITS = ("generated", "executed", "work", "ranked")

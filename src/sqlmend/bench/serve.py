@@ -79,8 +79,8 @@ class LoadReport:
 def load_bodies(pred: Path, data_root: str | None = None, limit: int = 1034) -> list[bytes]:
     """Request bodies from a Spider-dev prediction file: question, database, the predicted SQL
     (questions whose database is missing from the data are left out)."""
-    from sqlmend.bench.datasets import load_dataset
-    from sqlmend.bench.predictions import load_predictions
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.data.predictions import load_predictions
 
     ds = load_dataset("spider-dev", data_root=data_root)
     preds = load_predictions(pred, ds)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from sqlmend.bench.datasets import Dataset
 from sqlmend.bench.evaluate import evaluate, forget_loaded_caches
 from sqlmend.bench.executor import Query, QueryPool, run_query
-from sqlmend.bench.predictions import load_predictions
+from sqlmend.data.datasets import Dataset
+from sqlmend.data.predictions import load_predictions
 from sqlmend.sql.safety import forget_verdicts
 
 

@@ -173,10 +173,10 @@ def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float =
     """
     from sqlmend import rules
     from sqlmend.bench.compare import compare
-    from sqlmend.bench.datasets import load_dataset
     from sqlmend.bench.evaluate import evaluate
-    from sqlmend.bench.predictions import load_predictions
     from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.data.predictions import load_predictions
 
     full = load_dataset(dataset)
     # with --limit, evaluate a smaller dataset (not the whole one with predictions missing)

@@ -23,7 +23,7 @@ def gold_suspects(ds: Any, question_ids: Iterable[str] | None = None, timeout: f
     """The questions whose gold SQL triggers a static rule, with the rules' codes.
 
     Args:
-        ds: the dataset (:class:`sqlmend.bench.datasets.Dataset`: gold SQL and databases).
+        ds: the dataset (:class:`sqlmend.data.datasets.Dataset`: gold SQL and databases).
         question_ids: the questions to check, in any order (default: all of ``ds``).
         timeout: seconds the gold and each probe may run.
         connect_db: returns an open database for a ``db_id`` or None when it is

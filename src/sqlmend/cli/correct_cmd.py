@@ -1,6 +1,6 @@
 """``sqlmend correct``, ``sqlmend merge`` and ``sqlmend bench correct`` (``serve``: serve_cmd.py).
 
-Option parsing and printing only: the runs are :mod:`sqlmend.bench.runs`
+Option parsing and printing only: the runs are :mod:`sqlmend.batch`
 (a prediction file, its shards and their merge) and :mod:`sqlmend.bench.correct`
 (the paired report of several strategies).
 """
@@ -183,7 +183,7 @@ def correct(
         return
     if not (dataset and pred and out):
         raise typer.BadParameter("give --dataset, --pred and --out (or --db, --question, --sql)")
-    from sqlmend.bench.runs import correct_file, parse_shard
+    from sqlmend.batch import correct_file, parse_shard
 
     try:
         results, target = correct_file(dataset, pred, out, config, data_root=data_root, db_root=db_root,
@@ -213,7 +213,7 @@ def merge(
 
     Example: sqlmend merge runs/s1 runs/s2 runs/s3 --out runs/all
     """
-    from sqlmend.bench.runs import merge_runs
+    from sqlmend.batch import merge_runs
 
     try:
         merged = merge_runs(run_dirs, out, pred=pred, data_root=data_root)
@@ -250,7 +250,7 @@ def bench_correct(
     (gold-suspect). Writes report.json and report.md under --out.
     """
     from sqlmend.bench.correct import bench_correct as run, markdown
-    from sqlmend.bench.predictions import shared_prediction_files
+    from sqlmend.data.predictions import shared_prediction_files
 
     names = [s.strip() for s in strategies.split(",") if s.strip()]
     configs = {s: _config(s, stages, model, workers, model_concurrency, timeout, option) for s in names}

@@ -11,9 +11,9 @@ from typing import Any, Optional
 
 import typer
 
-from sqlmend.bench import load_dataset, write_jsonl
-from sqlmend.bench.datasets import read_jsonl
 from sqlmend.cli.output import QUIET
+from sqlmend.data import load_dataset, write_jsonl
+from sqlmend.data.datasets import read_jsonl
 from sqlmend.db import benchmark_db
 from sqlmend.errors import SqlmendError
 from sqlmend.progress import bar as progress_bar, write as progress_write
@@ -75,6 +75,7 @@ def synth(
     Example (hard negatives, error types weighed like the real wrong predictions):
       sqlmend synth --limit 2500 --hard-negatives 1 --type-weights runs/detector/bench.json --out runs/detector/synth-hard.jsonl
     """
+    from sqlmend.search.hard import near_misses
     from sqlmend.synth import label_distribution, synthesize
     from sqlmend.synth.build import sample_questions
 
@@ -96,7 +97,8 @@ def synth(
     last = None
     for item in synthesize(tasks, lambda db_id: ds.db_path(db_id) or f"<missing database {db_id}>",
                            per_question=per_question, compose_rate=compose_rate, seed=seed,
-                           value_links=value_links, hard_negatives=hard_negatives, type_weights=weights):
+                           value_links=value_links, hard_negatives=hard_negatives, type_weights=weights,
+                           near_misses=near_misses):
         if isinstance(item, str):
             skipped.append(item)
             bar.update(1)
@@ -119,9 +121,9 @@ def synth(
 def _asillm(ds, tasks, predictions: Path, skipped: list[str], quiet: bool = False) -> list[dict]:
     from dataclasses import replace
 
-    from sqlmend.bench import load_predictions
+    from sqlmend.data import load_predictions
+    from sqlmend.detect.asillm import label_predictions
     from sqlmend.llm.config import resolve
-    from sqlmend.synth.asillm import label_predictions
 
     preds = load_predictions(predictions, ds)
     wrong = [replace(t, sql=preds[t.question_id]) for t in tasks if preds.get(t.question_id)]
@@ -312,7 +314,7 @@ def detect(
     docs/benchmarks.md the shipped error-token model ranks at AUROC 0.63 (a seeded 1,000), the
     detection model (--kind features) at 0.71 (all 4,860).
     """
-    from sqlmend.bench import read_tasks
+    from sqlmend.data import read_tasks
     from sqlmend.detect.batch import Item, judge
     from sqlmend.detect.detector import ErrorTokenDetector
     from sqlmend.detect.original import OriginalDetector
@@ -418,7 +420,7 @@ def bench_detect(
       sqlmend bench detect --predictions 1000 --prompted 200 --json runs/detector/bench.json
     """
     from sqlmend.bench.detect import bench_detect as run
-    from sqlmend.bench.predictions import shared_prediction_files
+    from sqlmend.data.predictions import shared_prediction_files
     from sqlmend.detect.detector import ErrorTokenDetector
 
     _threads(threads)

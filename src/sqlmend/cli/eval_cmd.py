@@ -7,14 +7,13 @@ from typing import Optional
 
 import typer
 
-from sqlmend.bench import (Dataset, compare, eval_markdown, evaluate, load_dataset, load_predictions,
-                           paired_markdown, read_tasks, write_json, write_markdown, write_predictions,
-                           write_tasks)
-from sqlmend.bench.datasets import TASK_FORMATS
+from sqlmend.bench import compare, eval_markdown, evaluate, paired_markdown, write_json, write_markdown
 from sqlmend.bench.executor import QueryPool
-from sqlmend.bench.predictions import PRED_FORMATS
 from sqlmend.bench.speed import time_evaluation
 from sqlmend.bench.suspects import read_suspects
+from sqlmend.data import Dataset, load_dataset, load_predictions, read_tasks, write_predictions, write_tasks
+from sqlmend.data.datasets import TASK_FORMATS
+from sqlmend.data.predictions import PRED_FORMATS
 from sqlmend.errors import ConfigError, DatasetError
 
 _DATASET_HELP = ("A named dataset (spider-dev, spider-train, bird-dev, nl2sql-bugs) resolved under the "
@@ -84,7 +83,8 @@ def eval_command(
     if html_out:
         from sqlmend.review.report import eval_report, write_html
 
-        write_html(html_out, eval_report(reports[0], reports[1] if against else None))
+        write_html(html_out, eval_report(reports[0], reports[1] if against else None,
+                                         paired=paired if against else None))
 
 
 def convert_command(
@@ -135,7 +135,7 @@ def bench_eval_command(
     sqlite3, one through sqlmend.db; every way's correct counts are printed, so they check each other.
     Wall-clock seconds are printed with the CPU seconds (worker processes included) of the same run.
     """
-    from sqlmend.bench.predictions import shared_prediction_files
+    from sqlmend.data.predictions import shared_prediction_files
 
     try:
         ds = _load(dataset, data_root, None)

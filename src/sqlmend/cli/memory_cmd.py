@@ -67,8 +67,8 @@ def build_cmd(
     quiet: bool = QUIET,
 ) -> None:
     """Build each database's repair memory from the history part of a split (MIRA §3.2)."""
-    from sqlmend.bench.datasets import load_dataset
-    from sqlmend.bench.predictions import load_predictions
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.data.predictions import load_predictions
 
     ds = load_dataset(dataset)
     preds = load_predictions(pred, ds)

@@ -68,13 +68,14 @@ def review(
     """
     import uvicorn
 
+    from sqlmend.bench.evaluate import evaluate_run
     from sqlmend.memory.store import shown
     from sqlmend.review.app import create_app
 
     run = _open(run_dir, dataset, data_root)
     if verdicts and run.has_gold:
         typer.echo(f"evaluating {len(run.items)} items against the gold ...", err=True)
-        run.evaluate()
+        evaluate_run(run)
     cfg = None
     if model:
         from sqlmend import llm
@@ -106,10 +107,11 @@ def report(
 
     Example: sqlmend report runs/a --html runs/a/report.html
     """
+    from sqlmend.bench.evaluate import evaluate_run
     from sqlmend.review.report import run_markdown, run_report, write_html
 
     run = _open(run_dir, dataset, data_root)
-    before, after = run.evaluate(workers=workers, timeout=timeout) if run.has_gold else (None, None)
+    before, after = evaluate_run(run, workers=workers, timeout=timeout) if run.has_gold else (None, None)
     data = run_report(run, before, after)
     typer.echo(run_markdown(data))
     if html is not None:

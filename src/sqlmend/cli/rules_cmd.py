@@ -73,8 +73,8 @@ def check_cmd(
 
 
 def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: float, quiet: bool) -> None:
-    from sqlmend.bench import load_dataset, load_predictions
     from sqlmend.bench.static import check_file
+    from sqlmend.data import load_dataset, load_predictions
 
     ds = load_dataset(dataset_name)
     preds = load_predictions(pred, ds) if pred else {t.question_id: t.sql for t in ds}
@@ -185,8 +185,8 @@ def bench_static_train_cmd(
     """
     import datetime as _dt
 
-    from sqlmend.bench import load_dataset
     from sqlmend.bench.static_train import bench_static_train, markdown
+    from sqlmend.data import load_dataset
 
     refuse_dev(dataset)
     ds = load_dataset(dataset)

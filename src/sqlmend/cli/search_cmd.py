@@ -63,7 +63,7 @@ def train_verifier(
 
     Example: sqlmend train-verifier --questions 4000
     """
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.paths import cache_dir
     from sqlmend.search import train as training
     from sqlmend.search.verifier import WEIGHTS
@@ -161,9 +161,9 @@ def bench_search_cmd(
 
     Example: sqlmend bench search --pred ../shared/data/predictions/spider-dev/codes-1b.sql --sample 200
     """
-    from sqlmend.bench import load_dataset
     from sqlmend.bench.search import bench_search, markdown, subset
     from sqlmend.cli.correct_cmd import parse_options
+    from sqlmend.data import load_dataset
     from sqlmend.search.stage import SearchStage
     from sqlmend.stage import RunSettings
 
@@ -226,7 +226,7 @@ def train_cross_verifier(
 
       sqlmend train-cross-verifier --data runs/cross --equiv --evaluate runs/cross/adapter
     """
-    from sqlmend.bench import load_dataset
+    from sqlmend.data import load_dataset
     from sqlmend.search import cross
     from sqlmend.search import train as training
 
@@ -325,9 +325,9 @@ def bench_failing_cmd(
 
     Example: sqlmend bench failing --questions 300
     """
-    from sqlmend.bench import load_dataset
     from sqlmend.bench.failing import bench_failing, markdown
     from sqlmend.cli.correct_cmd import parse_options
+    from sqlmend.data import load_dataset
 
     refuse_dev(dataset)
     options = parse_options(option).get("search", {})
@@ -354,8 +354,8 @@ def bench_search_cost_cmd(
 
     Example: sqlmend bench search-cost --questions 400
     """
-    from sqlmend.bench import load_dataset
     from sqlmend.bench.search_cost import fit, markdown, measure
+    from sqlmend.data import load_dataset
     from sqlmend.search.engine import COST
 
     refuse_dev(dataset)

@@ -70,31 +70,6 @@ def calibrate_threshold(p_none: list[float], is_error: list[bool], target_precis
     return {**out, "n": len(pairs)}
 
 
-def auroc(p_none: list[float], is_error: list[bool]) -> float | None:
-    """Area under the ROC curve of ``1 - P(no_error)`` as a score for "has an error".
-
-    Args:
-        p_none: P(no_error) per item.
-        is_error: the truth per item.
-
-    Returns:
-        The AUROC (ties count half), or None when one class is absent.
-    """
-    pos = [1 - p for p, e in zip(p_none, is_error) if e]
-    neg = [1 - p for p, e in zip(p_none, is_error) if not e]
-    if not pos or not neg:
-        return None
-    ranked = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
-    rank_sum, i = 0.0, 0
-    while i < len(ranked):  # average ranks over ties
-        j = i
-        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
-            j += 1
-        rank_sum += sum(lab for _, lab in ranked[i:j]) * (i + j + 1) / 2
-        i = j
-    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
-
-
 def calibrate_folder(folder: str | Path, held: list[dict[str, Any]], target_precision: float,
                      backbone: str | None = None, device: str = "cpu", progress: bool = True) -> dict:
     """Score held-out examples with a trained detector and store the calibrated threshold.
@@ -112,6 +87,7 @@ def calibrate_folder(folder: str | Path, held: list[dict[str, Any]], target_prec
     """
     from sqlmend.detect.detector import ErrorTokenDetector
     from sqlmend.progress import bar as progress_bar
+    from sqlmend.search.train import auroc
 
     det = ErrorTokenDetector.from_dir(folder, backbone=backbone, device=device)
     none_pos = det.table.tokens.index(taxonomy.NO_ERROR_TOKEN)

@@ -185,7 +185,7 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[bool], groups: Sequenc
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
-    from sqlmend.detect.calibrate import auroc
+    from sqlmend.search.train import auroc
 
     X, y = np.asarray(rows, dtype=np.float64), np.asarray(labels, dtype=bool)
     w = np.asarray(balanced_weights(list(y)))
@@ -195,7 +195,7 @@ def fit(rows: Sequence[Sequence[float]], labels: Sequence[bool], groups: Sequenc
     gid = np.asarray([rank[g] for g in groups])
     splits = list(GroupKFold(n_splits=folds).split(X, y, gid))
 
-    def auc(score):  # calibrate.auroc ranks 1 - its input
+    def auc(score):  # train.auroc ranks 1 - its input
         return auroc([1 - s for s in score], y.tolist())
 
     variants = {}

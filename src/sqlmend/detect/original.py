@@ -108,10 +108,9 @@ def fit(cases: str | Path, holdout: float = 0.2, max_iter: int = 200, learning_r
     import numpy as np
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from sqlmend.detect.calibrate import auroc
     from sqlmend.detect.combine import balanced_weights, best_threshold
     from sqlmend.errors import ConfigError
-    from sqlmend.search.train import export, held_out
+    from sqlmend.search.train import auroc, export, held_out
 
     rows = list(originals(cases, hard_negatives))
     if not rows:

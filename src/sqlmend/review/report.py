@@ -39,26 +39,26 @@ def _overall(before: Any, after: Any) -> dict[str, Any]:
     return out
 
 
-def eval_report(before: Any, after: Any = None, title: str | None = None) -> dict[str, Any]:
+def eval_report(before: Any, after: Any = None, title: str | None = None, paired: Any = None) -> dict[str, Any]:
     """Report data of an evaluation (``sqlmend eval``), optionally paired with a second file.
 
     Args:
         before: the :class:`~sqlmend.bench.EvalReport` of the prediction file.
         after: the report of the ``--against`` file, or None.
         title: the heading.
+        paired: with ``after``, the :class:`~sqlmend.bench.PairedReport` of the two
+            (``sqlmend.bench.compare(before, after)``, made by the caller).
 
     Returns:
         The report data (see :func:`html`).
     """
-    from sqlmend.bench.compare import compare
-
     data: dict[str, Any] = {"title": title or f"{before.predictions} on {before.dataset}",
                             "kind": "eval", "overall": _overall(before, after),
                             "difficulty": _by_difficulty(before, after),
                             "latency": [r.seconds for r in before.results if r.scored],
                             "latency_label": "execution time of each prediction, in ms"}
-    if after is not None:
-        p = compare(before, after)
+    if paired is not None:
+        p = paired
         data["paired"] = {"fixed": len(p.all.fixed), "regressed": len(p.all.regressed),
                           "changed": len(p.all.changed), "delta_ex": p.all.delta_ex,
                           "fixed_ids": p.all.fixed, "regressed_ids": p.all.regressed}

@@ -2,7 +2,7 @@
 
 ``sqlmend correct --dataset D --pred F --out RUN`` writes ``RUN/corrections.jsonl``
 (one :class:`~sqlmend.types.Correction` per line, with its stage traces),
-``summary.json``, ``corrected.<ext>`` and ``run.json`` (:mod:`sqlmend.bench.runs`: the
+``summary.json``, ``corrected.<ext>`` and ``run.json`` (:mod:`sqlmend.batch`: the
 dataset, data and database roots, prediction file and configuration), from which the
 review finds questions, gold SQL and databases. A run folder without ``run.json`` is
 opened with an explicit dataset.
@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlmend import taxonomy
+from sqlmend.batch import RUN_FILE
+from sqlmend.data.datasets import load_dataset
 from sqlmend.errors import DatasetError, SqlmendError
 from sqlmend.pipeline import read_checkpoint
 from sqlmend.types import Correction, Task
@@ -72,7 +74,7 @@ class Run:
 
     folder: Path
     corrections: list[Correction]
-    dataset: Any = None  # sqlmend.bench.Dataset, or None when it cannot be loaded
+    dataset: Any = None  # sqlmend.data.Dataset, or None when it cannot be loaded
     info: dict[str, Any] = field(default_factory=dict)
     items: list[Item] = field(default_factory=list)
     evaluated: bool = False
@@ -92,9 +94,6 @@ class Run:
         Raises:
             DatasetError: no ``corrections.jsonl``, or the dataset is named nowhere.
         """
-        from sqlmend.bench.datasets import load_dataset
-        from sqlmend.bench.runs import RUN_FILE
-
         folder = Path(folder)
         path = folder / "corrections.jsonl"
         if not path.is_file():
@@ -140,29 +139,20 @@ class Run:
     def has_gold(self) -> bool:
         return any(it.task is not None and it.task.gold for it in self.items)
 
-    def evaluate(self, workers: int = 2, timeout: float = 30.0) -> tuple[Any, Any]:
-        """Execute the original and the corrected SQL against the gold; set each item's verdict.
+    @property
+    def gold_tasks(self) -> list[Task]:
+        """The tasks of the run's items that have a gold SQL (what an evaluation scores)."""
+        return [it.task for it in self.items if it.task is not None and it.task.gold]
+
+    def set_verdicts(self, before: Any, after: Any) -> None:
+        """Set each item's verdict from the evaluations of the original and the corrected SQL.
+
+        The evaluations are made above this package (:func:`sqlmend.bench.evaluate.evaluate_run`).
 
         Args:
-            workers: evaluation worker processes.
-            timeout: seconds per query.
-
-        Returns:
-            ``(before, after)`` :class:`~sqlmend.bench.EvalReport` (None, None without gold).
+            before: the :class:`~sqlmend.bench.EvalReport` of the original SQL of :attr:`gold_tasks`.
+            after: the report of the corrected SQL of the same tasks.
         """
-        from sqlmend.bench.datasets import Dataset
-        from sqlmend.bench.evaluate import evaluate
-        from sqlmend.bench.executor import QueryPool
-
-        tasks = [it.task for it in self.items if it.task is not None and it.task.gold]
-        if not tasks:
-            return None, None
-        sub = Dataset(self.dataset.name, tasks, db_root=self.dataset.db_root, source=self.dataset.source)
-        with QueryPool(workers=workers, timeout=timeout) as pool:
-            before = evaluate(sub, {it.qid: it.correction.original_sql for it in self.items}, timeout=timeout,
-                              label="original", pool=pool)
-            after = evaluate(sub, {it.qid: it.correction.sql for it in self.items}, timeout=timeout,
-                             label="corrected", pool=pool)
         for it in self.items:
             if it.task is None or not it.task.gold:
                 continue
@@ -172,8 +162,6 @@ class Run:
                 it.verdict = ("fixed" if a.correct and not b.correct else "regressed" if b.correct and not a.correct
                               else "still_correct" if b.correct else "still_wrong")
         self.evaluated = True
-        return before, after
-
 
 def execute_preview(db_path: Any, sql_text: str, rows: int = 10, timeout: float = 5.0,
                     max_rows: int = 10_000) -> dict[str, Any]:

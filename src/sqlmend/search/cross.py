@@ -403,7 +403,6 @@ def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4, 
     of the databases, fix the most wrong originals of the other half (both ways) within the false rate
     there (:func:`cross_validated`; ties: the weight nearer 0.5); the margins are then calibrated on
     every group."""
-    from sqlmend.detect.calibrate import auroc
     from sqlmend.search import train as tr
 
     start = time.perf_counter()
@@ -430,7 +429,7 @@ def evaluate(groups: list[dict[str, Any]], encoder: CrossEncoder, top: int = 4, 
     for name, scores in (("features", gbt), ("cross", ce), ("mean", mean)):
         decided = decided_by(scores)
         reach = [d for d in decided if not d["orig"] and d["reachable"]]
-        out[name] = {"auroc_wrong_original": auroc([float(s[0]) for s in scores],  # P(correct), ranked as 1 - P
+        out[name] = {"auroc_wrong_original": tr.auroc([float(s[0]) for s in scores],  # P(correct), ranked as 1 - P
                                                    [not c["labels"][0] for c in cases]),
                      "selection_accuracy": sum(d["best"] for d in reach) / max(1, len(reach)),
                      "frontier": tr.frontier(decided, w)}

@@ -356,6 +356,32 @@ def correct_weight(cases: list[dict[str, Any]]) -> float:
     return (len(cases) - n_gold) / n_gold if n_gold else 1.0
 
 
+def auroc(p_none: list[float], is_error: list[bool]) -> float | None:
+    """Area under the ROC curve of ``1 - P(no_error)`` as a score for "has an error" (here for the
+    verifiers; the detectors of :mod:`sqlmend.detect` use it too).
+
+    Args:
+        p_none: P(no_error) per item.
+        is_error: the truth per item.
+
+    Returns:
+        The AUROC (ties count half), or None when one class is absent.
+    """
+    pos = [1 - p for p, e in zip(p_none, is_error) if e]
+    neg = [1 - p for p, e in zip(p_none, is_error) if not e]
+    if not pos or not neg:
+        return None
+    ranked = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
+    rank_sum, i = 0.0, 0
+    while i < len(ranked):  # average ranks over ties
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        rank_sum += sum(lab for _, lab in ranked[i:j]) * (i + j + 1) / 2
+        i = j
+    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
 def export(clf: Any, names: list[str] | None = None) -> dict[str, Any]:
     """The trees of a fitted binary HistGradientBoostingClassifier as plain arrays (``names``: its
     feature names, default :data:`FEATURE_NAMES`)."""

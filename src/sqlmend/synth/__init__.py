@@ -1,8 +1,10 @@
 """Training data of the error-token detector (ErrorLLM §3.1).
 
-Rule-based perturbation operators (:mod:`sqlmend.synth.operators`), the
-execution-verified builder (:mod:`sqlmend.synth.build`) and LLM-assisted error
-labelling of real wrong predictions (:mod:`sqlmend.synth.asillm`).
+Rule-based perturbation operators (:mod:`sqlmend.synth.operators`) and the
+execution-verified builder (:mod:`sqlmend.synth.build`). The other sources sit above
+this package: near misses of the gold from the repair search
+(:mod:`sqlmend.search.hard`, passed to :func:`synthesize` as ``near_misses``) and
+LLM-assisted error labelling of real wrong predictions (:mod:`sqlmend.detect.asillm`).
 """
 
 from __future__ import annotations

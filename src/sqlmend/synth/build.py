@@ -14,12 +14,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from sqlmend import sql as sqlmod
 from sqlmend import structure, taxonomy
 from sqlmend.db import connect
-from sqlmend.errors import DatabaseError, SqlError, SqlmendError
+from sqlmend.errors import ConfigError, DatabaseError, SqlError, SqlmendError
 from sqlmend.guard import same_result
 from sqlmend.synth.operators import OPERATORS, Operator
 from sqlmend.types import ExecResult, Schema, Task
@@ -113,7 +113,8 @@ def sample_questions(tasks: Iterable[Task], limit: int | None, seed: int = 0) ->
 def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_rate: float = 0.3,
                seed: int = 0, samples_per_column: int = 2, value_links: bool = True,
                timeout: float = 10.0, hard_negatives: int = 0,
-               type_weights: dict[str, float] | None = None) -> Iterator[Example | str]:
+               type_weights: dict[str, float] | None = None,
+               near_misses: Callable[..., list[tuple[Any, bool, list[str]]]] | None = None) -> Iterator[Example | str]:
     """Make training examples from the gold SQL of ``tasks``.
 
     Args:
@@ -127,14 +128,19 @@ def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_ra
         timeout: time limit of each execution.
         hard_negatives: per question, up to this many near-miss search candidates of the gold
             that return the gold's rows (``no_error``, source ``near``) and as many that do not
-            (labelled with their generator's error types) (:func:`sqlmend.synth.hard.near_misses`).
+            (labelled with their generator's error types), made by ``near_misses``.
         type_weights: draw the error types to perturb with these weights (error-type id ->
             weight, e.g. the mix of real wrong predictions) instead of uniformly; a type
             missing here is drawn last.
+        near_misses: with ``hard_negatives``, the source of the near misses,
+            ``(task, db, gold_result, rng, n) -> [(candidate, correct, error types)]``: the
+            repair search's (:func:`sqlmend.search.hard.near_misses`), which sits above this package.
 
     Yields:
         :class:`Example` objects, and a ``str`` message for each task that had to be skipped.
     """
+    if hard_negatives > 0 and near_misses is None:
+        raise ConfigError("hard_negatives needs near_misses (sqlmend.search.hard.near_misses)")
     rng = random.Random(seed)
     by_type: dict[str, list[Operator]] = {}
     for op in OPERATORS.values():
@@ -186,8 +192,6 @@ def synthesize(tasks: Iterable[Task], db_path, per_question: int = 1, compose_ra
                     yield example(text, labels, "rule", [first_op.name, op.name], res)
                 break
         if hard_negatives > 0:
-            from sqlmend.synth.hard import near_misses
-
             for cand, correct, found in near_misses(replace(task, gold=gold), db, gold_res, rng, hard_negatives):
                 if correct or found:
                     yield example(cand.sql, [taxonomy.NO_ERROR] if correct else found, "near",

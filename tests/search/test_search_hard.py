@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from sqlmend.bench import load_dataset
+from sqlmend.data import load_dataset
 from sqlmend.search.engine import result_key
-from sqlmend.synth.hard import cases
+from sqlmend.search.hard import cases, near_misses
 
 
 def test_cases_are_labelled_by_the_gold_rows(spider_conn):
@@ -37,7 +37,8 @@ def test_synthesize_adds_hard_negatives_and_weighs_error_types(spider_db):
     tasks = [t for t in ds.tasks if t.db_id in ("department_management", "college_2")][:16]
     plain = [e for e in synthesize(tasks, lambda d: str(spider_db(d)), compose_rate=0.0) if not isinstance(e, str)]
     assert {e.source for e in plain} == {"gold", "rule"}
-    hard = [e for e in synthesize(tasks, lambda d: str(spider_db(d)), compose_rate=0.0, hard_negatives=1)
+    hard = [e for e in synthesize(tasks, lambda d: str(spider_db(d)), compose_rate=0.0, hard_negatives=1,
+                                  near_misses=near_misses)
             if not isinstance(e, str)]
     near = [e for e in hard if e.source == "near"]
     assert any(e.labels == [taxonomy.NO_ERROR] for e in near) and any(e.labels != [taxonomy.NO_ERROR] for e in near)

@@ -1,4 +1,4 @@
-"""Correction runs over a prediction file (``sqlmend correct``), split into shards and merged again.
+"""A run folder of ``sqlmend correct``: its files, its shards, and merging them.
 
 A run folder holds:
 
@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from sqlmend.data.datasets import load_dataset
+from sqlmend.data.predictions import load_predictions, write_predictions
 from sqlmend.errors import ConfigError
+from sqlmend.pipeline import read_checkpoint, summarize
 from sqlmend.types import Correction, Task
 
 RUN_FILE = "run.json"
@@ -70,6 +72,15 @@ def in_shard(tasks: Sequence[Task], shard: tuple[int, int] | None) -> list[Task]
     return [t for t in tasks if shard_of(t.question_id, n) == k]
 
 
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (how shards made on different machines know they read the same file)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def write_outputs(out: Path, ds: Any, preds: dict[str, str], results: list[Correction], fmt: str,
                   wall: float) -> Path:
     """Write ``summary.json`` and ``corrected.<ext>`` of a run (or of merged shards).
@@ -85,9 +96,6 @@ def write_outputs(out: Path, ds: Any, preds: dict[str, str], results: list[Corre
     Returns:
         The corrected prediction file.
     """
-    from sqlmend.bench.predictions import write_predictions
-    from sqlmend.pipeline import summarize
-
     corrected = dict(preds)
     corrected.update({c.question_id: c.sql for c in results})
     target = out / f"corrected.{EXTENSIONS[fmt]}"
@@ -102,72 +110,6 @@ def write_outputs(out: Path, ds: Any, preds: dict[str, str], results: list[Corre
     return target
 
 
-def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Any, out: Path, fmt: str,
-             progress: bool = True, manifest: dict[str, Any] | None = None) -> tuple[list[Correction], Path]:
-    """Correct ``tasks`` of a prediction file and write the run folder ``out``.
-
-    Args:
-        ds: the dataset.
-        preds: the whole prediction file.
-        tasks: the tasks to correct (their ``sql`` is the prediction).
-        config: the :class:`~sqlmend.pipeline.PipelineConfig` (the databases are the dataset's).
-        out: the run folder (a rerun resumes from its ``corrections.jsonl``).
-        fmt: the prediction file's format.
-        progress: show a progress bar.
-        manifest: what to record in ``run.json`` beside the configuration.
-
-    Returns:
-        The corrections and the path of the corrected prediction file.
-    """
-    from sqlmend.pipeline import correct_batch
-
-    out.mkdir(parents=True, exist_ok=True)
-    record = {**(manifest or {}), "format": fmt, "tasks_run": len(tasks),
-              "config": config.model_dump(mode="json")}
-    (out / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    t0 = time.perf_counter()
-    results = correct_batch(tasks, config, checkpoint=out / "corrections.jsonl", progress=progress,
-                            db_root=ds.db_root)
-    return results, write_outputs(out, ds, preds, results, fmt, time.perf_counter() - t0)
-
-
-def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root: str | None = None,
-                 db_root: str | None = None, limit: int | None = None, sample: int | None = None,
-                 seed: int = 0, shard: tuple[int, int] | None = None,
-                 progress: bool = True) -> tuple[list[Correction], Path]:
-    """``sqlmend correct --dataset --pred --out``: choose the tasks, keep a shard, run, write.
-
-    Args:
-        dataset: dataset name or task file.
-        pred: the prediction file.
-        out: the run folder.
-        config: the pipeline configuration.
-        data_root: the folder holding ``spider/`` (named datasets).
-        db_root: the databases folder ``<db_id>/<db_id>.sqlite`` (wins over the dataset's).
-        limit: the first N tasks.
-        sample: a seeded sample of N tasks (:func:`sqlmend.bench.sampling.seeded_sample`).
-        seed: the sample's seed.
-        shard: ``(K, N)``: only the tasks of shard K of N.
-        progress: show a progress bar.
-
-    Returns:
-        The corrections and the corrected prediction file.
-    """
-    from sqlmend.bench.datasets import load_dataset
-    from sqlmend.bench.predictions import load_predictions, sniff_pred_format
-    from sqlmend.bench.sampling import choose
-
-    ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
-    preds = load_predictions(pred, ds)
-    chosen = choose(ds.with_sql(preds), limit, sample, seed)
-    manifest = {"dataset": dataset, "pred": str(Path(pred).resolve()), "pred_sha256": file_sha256(pred),
-                "data_root": data_root,
-                "db_root": db_root, "selection": {"limit": limit, "sample": sample, "seed": seed},
-                "tasks_selected": len(chosen), "shard": list(shard) if shard else None}
-    return run_file(ds, preds, in_shard(chosen, shard), config, out, sniff_pred_format(pred),
-                    progress=progress, manifest=manifest)
-
-
 @dataclass
 class Merged:
     """What :func:`merge_runs` wrote."""
@@ -175,15 +117,6 @@ class Merged:
     corrections: list[Correction]
     target: Path
     shards: int
-
-
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes (how shards made on different machines know they read the same file)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _comparable(run: dict[str, Any]) -> dict[str, Any]:
@@ -216,10 +149,6 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, pred: Path | None = None,
         ConfigError: the folders are not the complete shards of one run.
         DatasetError: the dataset or the prediction file cannot be read (from the loaders).
     """
-    from sqlmend.bench.datasets import load_dataset
-    from sqlmend.bench.predictions import load_predictions
-    from sqlmend.pipeline import read_checkpoint
-
     if not run_dirs:
         raise ConfigError("merge needs at least one run folder")
     runs, summaries = [], []

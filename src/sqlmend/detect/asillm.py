@@ -26,8 +26,8 @@ NO_MODEL = ("AsiLLM labelling skipped: no model is configured for the 'synth' st
 
 
 def prompt(question: str, qss: str, wrong: str, gold: str) -> str:
-    """The AsiLLM prompt (data file ``synth/prompts/asillm.yaml``) filled for one prediction."""
-    return prompts.render(prompts.load("sqlmend.synth", "asillm")["user"], types=type_list(), question=question,
+    """The AsiLLM prompt (data file ``detect/prompts/asillm.yaml``) filled for one prediction."""
+    return prompts.render(prompts.load("sqlmend.detect", "asillm")["user"], types=type_list(), question=question,
                           qss=qss, wrong=wrong, gold=gold)
 
 

@@ -3,7 +3,7 @@
 A :class:`Dataset` is a list of :class:`sqlmend.types.Task` keyed by
 ``question_id`` (Spider has no ids: the 0-based index in the file, as a string;
 BIRD its ``question_id``), with the gold SQL, the difficulty (BIRD's field;
-Spider's hardness computed from the gold by :mod:`sqlmend.bench.hardness`) and
+Spider's hardness computed from the gold by :mod:`sqlmend.data.hardness`) and
 the database file of each ``db_id`` under ``<db_root>/<db_id>/<db_id>.sqlite``.
 
 Task files read here:
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from sqlmend.bench.hardness import hardness
+from sqlmend.data.hardness import hardness
 from sqlmend.db import benchmark_db
 from sqlmend.errors import DatabaseNotFoundError, DatasetError
 from sqlmend.paths import data_root as find_data_root

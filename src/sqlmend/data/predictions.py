@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Mapping
 
-from sqlmend.bench.datasets import Dataset, read_json, read_jsonl, warn_skipped, write_jsonl
+from sqlmend.data.datasets import Dataset, read_json, read_jsonl, warn_skipped, write_jsonl
 from sqlmend.errors import DatasetError
 
 PRED_FORMATS = ("spider", "bird", "jsonl")

@@ -1,0 +1,77 @@
+"""Correct a prediction file (``sqlmend correct --dataset --pred --out``): choose the tasks, keep a
+shard, run the pipeline with its checkpoint, write the run folder (:mod:`sqlmend.batch.folder`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlmend.batch.folder import RUN_FILE, file_sha256, in_shard, write_outputs
+from sqlmend.data.datasets import load_dataset
+from sqlmend.data.predictions import load_predictions, sniff_pred_format
+from sqlmend.data.sampling import choose
+from sqlmend.pipeline import correct_batch
+from sqlmend.types import Correction, Task
+
+
+def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Any, out: Path, fmt: str,
+             progress: bool = True, manifest: dict[str, Any] | None = None) -> tuple[list[Correction], Path]:
+    """Correct ``tasks`` of a prediction file and write the run folder ``out``.
+
+    Args:
+        ds: the dataset.
+        preds: the whole prediction file.
+        tasks: the tasks to correct (their ``sql`` is the prediction).
+        config: the :class:`~sqlmend.pipeline.PipelineConfig` (the databases are the dataset's).
+        out: the run folder (a rerun resumes from its ``corrections.jsonl``).
+        fmt: the prediction file's format.
+        progress: show a progress bar.
+        manifest: what to record in ``run.json`` beside the configuration.
+
+    Returns:
+        The corrections and the path of the corrected prediction file.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    record = {**(manifest or {}), "format": fmt, "tasks_run": len(tasks),
+              "config": config.model_dump(mode="json")}
+    (out / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    t0 = time.perf_counter()
+    results = correct_batch(tasks, config, checkpoint=out / "corrections.jsonl", progress=progress,
+                            db_root=ds.db_root)
+    return results, write_outputs(out, ds, preds, results, fmt, time.perf_counter() - t0)
+
+
+def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root: str | None = None,
+                 db_root: str | None = None, limit: int | None = None, sample: int | None = None,
+                 seed: int = 0, shard: tuple[int, int] | None = None,
+                 progress: bool = True) -> tuple[list[Correction], Path]:
+    """``sqlmend correct --dataset --pred --out``: choose the tasks, keep a shard, run, write.
+
+    Args:
+        dataset: dataset name or task file.
+        pred: the prediction file.
+        out: the run folder.
+        config: the pipeline configuration.
+        data_root: the folder holding ``spider/`` (named datasets).
+        db_root: the databases folder ``<db_id>/<db_id>.sqlite`` (wins over the dataset's).
+        limit: the first N tasks.
+        sample: a seeded sample of N tasks (:func:`sqlmend.data.sampling.seeded_sample`).
+        seed: the sample's seed.
+        shard: ``(K, N)``: only the tasks of shard K of N.
+        progress: show a progress bar.
+
+    Returns:
+        The corrections and the corrected prediction file.
+    """
+    ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
+    preds = load_predictions(pred, ds)
+    chosen = choose(ds.with_sql(preds), limit, sample, seed)
+    manifest = {"dataset": dataset, "pred": str(Path(pred).resolve()), "pred_sha256": file_sha256(pred),
+                "data_root": data_root,
+                "db_root": db_root, "selection": {"limit": limit, "sample": sample, "seed": seed},
+                "tasks_selected": len(chosen), "shard": list(shard) if shard else None}
+    return run_file(ds, preds, in_shard(chosen, shard), config, out, sniff_pred_format(pred),
+                    progress=progress, manifest=manifest)
