@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -325,11 +326,13 @@ class Pipeline:
         self.stages: list[Any] = build_stages(self.config)
         self.resolve = resolve or make_resolver(self.config)
 
-    def correct(self, task: Task) -> Correction:
+    def correct(self, task: Task, db: Any = None) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
 
         Args:
             task: the question, its database and the SQL to check.
+            db: an open database to run on, left open (a :class:`sqlmend.api.Corrector`'s);
+                default: the task's (``Task.db`` or under ``db_root``), opened for this task.
 
         Returns:
             The correction: the SQL to use (the input when nothing was proven
@@ -341,7 +344,7 @@ class Pipeline:
             result.error = "empty SQL"
             return result
         try:
-            with connect(database_for(task, self.db_root)) as db:
+            with nullcontext(db) if db is not None else connect(database_for(task, self.db_root)) as db:
                 ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
                 run_stages(ctx, self.stages, task.sql)
         except SqlmendError as exc:

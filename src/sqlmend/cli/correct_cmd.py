@@ -16,7 +16,6 @@ import typer
 from sqlmend.cli.output import QUIET
 from sqlmend.errors import SqlmendError
 from sqlmend.pipeline import STAGE_ORDER, STRATEGIES, PipelineConfig, summarize
-from sqlmend.types import Task
 
 _STAGES_HELP = f"comma-separated stages to run, of {', '.join(STAGE_ORDER)} (default for errorllm: all but detector, which is opt-in)"
 _STRATEGY_HELP = f"refinement strategy: {' | '.join(STRATEGIES)}"
@@ -101,27 +100,27 @@ def with_memory(config: PipelineConfig, store: str | Path | None = None,
     return config.model_copy(update={"options": options})
 
 
-def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig) -> None:
+#: Rich styles of the labels of a correction's explanation (:func:`sqlmend.api.explain_lines`).
+_STYLES = {"stage": "bold", "suggested": "yellow", "error": "red", "corrected": "green"}
+
+
+def print_explanation(lines: Any) -> None:
+    """Print ``(kind, label, rest)`` lines of :func:`sqlmend.api.explain_lines`, labels styled."""
     from rich.console import Console
+    from rich.markup import escape
 
-    from sqlmend.pipeline import Pipeline
-
-    task = Task(question_id="q", db_id=Path(db).stem, question=question, sql=sql_text, evidence=evidence,
-                db=db)
-    c = Pipeline(config).correct(task)
     con = Console(soft_wrap=True)
-    for s in c.stages:
-        con.print(f"[bold]{s.stage}[/] {s.status}: {s.note}  "
-                  f"({len(s.findings)} findings, {s.calls} calls)")
-        for f in s.findings:
-            con.print(f"   {f.code} {f.error_type}: {f.message}")
-    from sqlmend.rules.engine import unapplied
+    for kind, label, rest in lines:
+        styled = f"[{_STYLES[kind]}]{escape(label)}[/]" if label and kind in _STYLES else escape(label)
+        con.print(styled + escape(rest), soft_wrap=True)
 
-    for f, text in unapplied(c.original_sql, c.sql, c.findings):
-        con.print(f"[yellow]suggested by {f.code} ({f.severity}, not applied):[/] {text}", soft_wrap=True)
-    if c.error:
-        con.print(f"[red]error:[/] {c.error}")
-    con.print(("[green]corrected:[/] " if c.changed else "unchanged: ") + c.sql, soft_wrap=True)
+
+def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig) -> None:
+    from sqlmend.api import Corrector, explain_lines
+
+    with Corrector(db, config=config) as fixer:
+        result = fixer.correct(question, sql_text, evidence)
+    print_explanation(explain_lines(result.correction, fixer.dialect))
 
 
 def correct(

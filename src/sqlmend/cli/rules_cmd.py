@@ -12,7 +12,6 @@ from sqlmend import rules
 from sqlmend.cli.output import QUIET, print_table, refuse_dev
 from sqlmend.errors import SqlmendError
 from sqlmend.progress import bar as progress_bar
-from sqlmend.types import Task
 
 
 def _finding_lines(findings) -> list[str]:
@@ -44,21 +43,23 @@ def check_cmd(
     evidence and proven fix, and the rewrite the strict fixes give when the
     validate-or-retain guard accepts it.
     """
-    from sqlmend.bench.static import static_trace
-    from sqlmend.db import connect
+    from sqlmend.api import Corrector
 
     if dataset:
         _check_batch(dataset, pred, as_json, timeout, quiet)
         return
     if not db or sql_text is None:
         raise typer.BadParameter("give --db and --sql, or --dataset and --pred")
-    task = Task(question_id="cli", db_id=Path(db).stem, question=question, sql=sql_text)
-    try:
-        with connect(db) as conn:
-            trace = static_trace(conn, task, timeout)
+    try:  # the static stage alone, no model
+        with Corrector(db, stages=["static"], timeout=timeout, models=lambda stage: None) as fixer:
+            result = fixer.check(question, sql_text, question_id="cli")
     except SqlmendError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    trace = result.stages[0] if result.stages else None
+    if result.error or trace is None or trace.status == "failed":
+        typer.echo(f"error: {result.error or (trace.note if trace else 'nothing ran')}", err=True)
+        raise typer.Exit(2)
     if as_json:
         typer.echo(json.dumps({"findings": [f.to_dict() for f in trace.findings],
                                "candidate": trace.candidate,

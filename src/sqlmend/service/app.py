@@ -22,8 +22,9 @@ corrected at once with ``max_queue`` more waiting, beyond that 503 with
 
 One :class:`~sqlmend.pipeline.Pipeline` per endpoint serves every request: built
 once when the app is made (models and indexes load once), shared by the worker
-threads; a request's database travels in its task (``Task.db`` or ``db_id``
-under the app's ``db_root``).
+threads. A request's database (``db`` or ``db_id`` under the app's ``db_root``)
+gets a :class:`sqlmend.api.Corrector` on these pipelines, kept open for the
+next requests on it (:class:`sqlmend.api.Correctors`).
 """
 
 from __future__ import annotations
@@ -39,18 +40,17 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, Field
 
+from sqlmend.api import Correctors, check_config
 from sqlmend.db import check_db_id
 from sqlmend.db.pgmigrate import is_url
-from sqlmend.errors import ConfigError
-from sqlmend.pipeline import Pipeline, PipelineConfig
+from sqlmend.errors import ConfigError, SqlmendError
+from sqlmend.pipeline import Pipeline, PipelineConfig, database_for
 from sqlmend.service.limits import AdmissionMiddleware, Gate
 from sqlmend.service.observe import CONTENT_TYPE_LATEST, LOGGER, Metrics, usage_of, verdict_of
 from sqlmend.service.scrub import Scrubber, server_roots
 from sqlmend.service.settings import ServiceSettings
 from sqlmend.types import Correction, Task
 
-#: Stages that only look; ``/check`` runs those of the configuration.
-CHECK_STAGES = ("static", "memory", "detector")
 #: Endpoints named in metrics (any other path counts as "other").
 ENDPOINTS = frozenset({"/correct", "/check", "/health", "/metrics"})
 #: Environment variables of a worker process started by ``sqlmend serve --workers N``.
@@ -106,9 +106,8 @@ class Service:
             config = config.model_copy(update={"timeout": settings.deadline})
         self.config, self.settings, self.db_root = config, settings, db_root
         self.pipe = Pipeline(config, resolve=resolve, db_root=db_root)
-        check_cfg = config.model_copy(update={"stages": [s for s in config.stage_names()
-                                                         if s in CHECK_STAGES]})
-        self.checker = Pipeline(check_cfg, resolve=self.pipe.resolve, db_root=db_root)
+        self.checker = Pipeline(check_config(config), resolve=self.pipe.resolve, db_root=db_root)
+        self.correctors = Correctors(self.pipe, self.checker)
         self.gate = Gate(settings.max_concurrency + settings.max_queue)
         self.executor = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="sqlmend-serve")
         self.metrics = Metrics()
@@ -132,10 +131,15 @@ class Service:
         return Task(question_id=req.question_id, db_id=req.db_id or req.db or "", question=req.question,
                     sql=req.sql, evidence=req.evidence, db=req.db or None)
 
-    def correct(self, pipe: Pipeline, task: Task) -> dict[str, Any]:
-        """Run one task (in a worker thread) and return its scrubbed answer."""
+    def correct(self, task: Task, check: bool = False) -> dict[str, Any]:
+        """Correct (or check) one task in a worker thread and return its scrubbed answer."""
         try:
-            result = pipe.correct(task)
+            fixer = self.correctors.get(database_for(task, self.db_root), task.db_id)
+            run = fixer.check if check else fixer.correct
+            result = run(task.question, task.sql, task.evidence, question_id=task.question_id).correction
+        except SqlmendError as exc:  # the database is missing or cannot be opened
+            result = Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
+                                sql=task.sql, error=f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a bug in one request must not kill the service
             result = Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
                                 sql=task.sql, error=f"{type(exc).__name__}: {exc}")
@@ -148,13 +152,12 @@ class Service:
     async def run(self, req: CorrectRequest, check: bool) -> dict[str, Any]:
         """Admit, run under the deadline, and answer one request."""
         task = self.task(req)
-        pipe = self.checker if check else self.pipe
         if not self.gate.enter():
             raise Refusal(503, "service saturated: too many requests in flight, retry later", "saturated",
                           {"Retry-After": str(self.settings.retry_after)})
         self.metrics.in_flight.set(self.gate.in_flight)
         try:
-            future = self.executor.submit(self.correct, pipe, task)
+            future = self.executor.submit(self.correct, task, check)
         except RuntimeError:  # shutting down
             self.gate.leave()
             raise Refusal(503, "service shutting down", "shutdown",
@@ -189,6 +192,7 @@ class Service:
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.correctors.close()
 
 
 def _log_fields(body: dict[str, Any] | None, req: CorrectRequest) -> dict[str, Any]:

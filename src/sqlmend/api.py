@@ -1,0 +1,532 @@
+"""The Python API: correct the SQL of a text-to-SQL system from your own code.
+
+::
+
+    import sqlmend
+
+    fixer = sqlmend.Corrector("path/to.sqlite")     # or "postgresql://..." / "duckdb:///x.duckdb"
+    result = fixer.correct("How many singers are from France?",
+                           "SELECT count(*) FROM singer WHERE country = 'france'")
+    result.sql          # "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    result.changed      # True
+    result.findings     # [Finding(code="VL01", error_type="value_error", ...)]
+    print(result.explain())
+
+    fixer.check(question, sql).findings          # what is wrong, nothing rewritten
+    fixer.correct_many([(q1, sql1), {"question": q2, "sql": sql2}], workers=4)  # input order
+
+A :class:`Corrector` belongs to one database. It builds the stages, models and
+repair memory once and keeps them, with the database's schema and value index,
+across calls. It is safe to share between threads: each query in flight gets a
+connection of its own from a small pool (a connection runs one query at a time;
+the schema and value index are shared by every connection of the process), and
+a connection whose file changed on disk since it was opened is opened afresh.
+
+A per-item problem never raises: an empty SQL, a database file deleted since
+the Corrector was made, a failing stage go into ``result.error`` or the stage's
+trace; a text that is not one read-only query is reported as a ``refused``
+finding (``result.refused``) and kept as it is. Only a problem of the Corrector
+itself raises, at construction: a missing database
+(:class:`~sqlmend.errors.DatabaseNotFoundError`), an unknown stage or option
+(:class:`~sqlmend.errors.ConfigError`).
+
+The CLI's single query (``sqlmend correct --db ... --sql ...``, ``sqlmend check``)
+and the HTTP service (one Corrector per database, sharing one set of stages)
+are built on this class.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from sqlmend.db import connect
+from sqlmend.errors import ConfigError, SqlmendError
+from sqlmend.pipeline import Pipeline, PipelineConfig
+from sqlmend.taxonomy import REFUSED
+from sqlmend.types import Correction, Database, Finding, StageTrace, Task
+
+#: Stages that only look; :meth:`Corrector.check` runs those of the configuration.
+CHECK_STAGES = ("static", "memory", "detector")
+
+#: What ``models=`` takes: assignments ``STAGE=ENDPOINT`` (one string, a list, or a
+#: ``{stage: endpoint}`` mapping; ``"*=local"``: the embedded SmolLM2 everywhere), or
+#: a resolver ``stage -> backend | None`` (``sqlmend.llm`` backends, e.g. a ``ReplayBackend``).
+Models = str | Sequence[str] | Mapping[str, str] | Callable[[str], Any] | None
+
+
+# --- results ----------------------------------------------------------------
+
+
+def _stage_lines(c: Correction, dialect: str) -> Iterator[tuple[str, str, str]]:
+    from sqlmend.rules.engine import unapplied
+
+    for s in c.stages:
+        yield "stage", s.stage, f" {s.status}: {s.note}  ({len(s.findings)} findings, {s.calls} calls)"
+        for f in s.findings:
+            yield "finding", "", f"   {f.code} {f.describe()}"
+    for f, text in unapplied(c.original_sql, c.sql, c.findings, dialect):
+        yield "suggested", f"suggested by {f.code} ({f.severity}, not applied):", f" {text}"
+    if c.error:
+        yield "error", "error:", f" {c.error}"
+
+
+def explain_lines(c: Correction, dialect: str = "sqlite") -> Iterator[tuple[str, str, str]]:
+    """The explanation of a correction, line by line, as ``(kind, label, rest)``.
+
+    One line per stage (status, note, counts) followed by its findings, then the
+    fixes proposed but not applied (advisory rules, rewrites the guard refused),
+    the error if any, and the outcome. ``kind`` is ``stage``, ``finding``,
+    ``suggested``, ``error``, ``corrected`` or ``unchanged``; ``label + rest`` is the
+    line's text (the CLI styles ``label``).
+
+    Args:
+        c: the correction.
+        dialect: the database's dialect (to write the suggested fixes).
+    """
+    yield from _stage_lines(c, dialect)
+    if c.changed:
+        yield "corrected", "corrected:", f" {c.sql}"
+    else:
+        yield "unchanged", "", f"unchanged: {c.sql}"
+
+
+@dataclass(frozen=True)
+class _Result:
+    """What the stages recorded for one query (the part :class:`CorrectionResult` and
+    :class:`CheckResult` share).
+
+    Attributes:
+        correction: the pipeline's full record (``to_dict()`` is the JSON of the CLI's
+            ``corrections.jsonl`` and of the service's answers).
+        question: the question asked.
+    """
+
+    correction: Correction
+    question: str = ""
+    dialect: str = field(default="sqlite", repr=False)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding of every stage (those a rewrite fixed too)."""
+        return self.correction.findings
+
+    @property
+    def stages(self) -> list[StageTrace]:
+        """One trace per stage run: status, note, findings, candidate, guard verdict, calls, time."""
+        return self.correction.stages
+
+    @property
+    def error(self) -> str | None:
+        """A per-item failure (``"empty SQL"``, ``"DatabaseNotFoundError: ..."``); the SQL is then the input."""
+        return self.correction.error
+
+    @property
+    def refused(self) -> bool:
+        """True when the input is not one read-only query (finding ``EX03``): reported, never rewritten."""
+        return any(f.error_type == REFUSED for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.correction.to_dict()
+
+
+@dataclass(frozen=True)
+class CorrectionResult(_Result):
+    """What :meth:`Corrector.correct` decided for one query: ``sql`` to use, ``changed``,
+    ``findings``, ``stages``, ``error``, ``refused``, and :meth:`explain`."""
+
+    @property
+    def sql(self) -> str:
+        """The SQL to use: the guarded rewrite, or the input unchanged."""
+        return self.correction.sql
+
+    @property
+    def original_sql(self) -> str:
+        return self.correction.original_sql
+
+    @property
+    def changed(self) -> bool:
+        return self.correction.changed
+
+    def explain(self) -> str:
+        """What each stage decided and why, the fixes proposed but not applied, and the outcome."""
+        return "\n".join(label + rest for _, label, rest in explain_lines(self.correction, self.dialect))
+
+
+@dataclass(frozen=True)
+class CheckResult(_Result):
+    """What :meth:`Corrector.check` found in one query, nothing rewritten: ``findings``, ``wrong``,
+    ``refused``, ``stages``, ``error``, and :meth:`explain` (``correction.sql`` is no answer)."""
+
+    @property
+    def sql(self) -> str:
+        """The SQL checked, as given."""
+        return self.correction.original_sql
+
+    @property
+    def wrong(self) -> bool:
+        """True when some stage found something wrong."""
+        return bool(self.findings)
+
+    def explain(self) -> str:
+        """What each detecting stage found, and the fixes its findings propose."""
+        shown = Correction(question_id=self.correction.question_id, db_id=self.correction.db_id,
+                           original_sql=self.sql, sql=self.sql, stages=self.stages, error=self.error)
+        lines = [label + rest for _, label, rest in _stage_lines(shown, self.dialect)]
+        lines.append(f"{len(self.findings)} finding(s)" + (": wrong" if self.wrong else ": nothing found"))
+        return "\n".join(lines)
+
+
+# --- connections ------------------------------------------------------------
+
+
+def _stamp(db: Database) -> tuple[int, int, int] | None:
+    """The file of a file database as (inode, mtime, size); None for a server or a file gone."""
+    path = getattr(db, "path", None)
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+class _Pool:
+    """Open connections to one database; a connection serves one query at a time.
+
+    A file database whose file changed (replaced, rewritten, deleted) since a pooled
+    connection was opened gets a new connection, as a fresh ``connect`` would. Closing
+    the pool closes the idle connections at once and the busy ones when their query ends.
+    """
+
+    def __init__(self, target: str):
+        self.target = target
+        self._idle: list[tuple[Database, tuple[int, int, int] | None]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _open(self) -> tuple[Database, tuple[int, int, int] | None]:
+        db = connect(self.target)
+        return db, _stamp(db)
+
+    def prime(self) -> Database:
+        """Open the first connection (raises as :func:`sqlmend.db.connect` does) and read the schema."""
+        db, stamp = self._open()
+        try:
+            db.schema()
+        except BaseException:
+            db.close()
+            raise
+        self._idle.append((db, stamp))
+        return db
+
+    @contextmanager
+    def acquire(self) -> Iterator[Database]:
+        """A connection for one query; after :meth:`close` one is opened for it and closed after."""
+        with self._lock:
+            entry = self._idle.pop() if self._idle else None
+        if entry is not None and entry[1] is not None and _stamp(entry[0]) != entry[1]:
+            entry[0].close()  # the file changed under it: read the new one
+            entry = None
+        if entry is None:
+            entry = self._open()
+        try:
+            yield entry[0]
+        finally:
+            with self._lock:
+                if self._closed:
+                    entry[0].close()
+                else:
+                    self._idle.append(entry)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for db, _ in idle:
+            db.close()
+
+
+# --- the corrector ------------------------------------------------------------
+
+
+def database_name(target: str) -> str:
+    """The name a database is known by (its repair memory's key): a file's stem, a URL's database.
+
+    >>> database_name("dbs/concert_singer/concert_singer.sqlite"), database_name("postgresql://h/shop?x=1")
+    ('concert_singer', 'shop')
+    """
+    low = target.lower()
+    if low.startswith(("postgresql://", "postgres://")):
+        return urlparse(target).path.strip("/") or "postgres"
+    if "://" in low:
+        target = target.split("://", 1)[1]
+    return Path(target).stem
+
+
+def _model_specs(models: Models) -> list[str]:
+    if models is None:
+        return []
+    if isinstance(models, str):
+        return [models]
+    if isinstance(models, Mapping):
+        return [f"{stage}={endpoint}" for stage, endpoint in models.items()]
+    return [str(m) for m in models]
+
+
+def _config(stages: Sequence[str] | str | None, models: Models, memory_store: str | os.PathLike | None,
+            options: Mapping[str, Mapping[str, Any]] | None, timeout: float | None, strategy: str | None,
+            config: PipelineConfig | None) -> PipelineConfig:
+    update: dict[str, Any] = {}
+    if stages is not None:
+        update["stages"] = [s.strip() for s in stages.split(",") if s.strip()] if isinstance(stages, str) \
+            else list(stages)
+    if models is not None and not callable(models):
+        update["models"] = _model_specs(models)
+    merged = {k: dict(v) for k, v in (config.options if config else {}).items()}
+    for stage, opts in (options or {}).items():
+        merged.setdefault(stage, {}).update(opts)
+    if memory_store is not None:
+        merged.setdefault("memory", {})["store"] = os.fspath(memory_store)
+    if options is not None or memory_store is not None:
+        update["options"] = merged
+    if timeout is not None:
+        update["timeout"] = timeout
+    if strategy is not None:
+        update["strategy"] = strategy
+    base = (config or PipelineConfig()).model_dump()
+    try:
+        return PipelineConfig(**{**base, **update})
+    except ValueError as exc:  # pydantic's ValidationError: an unknown stage, option or value
+        raise ConfigError(str(exc)) from None
+
+
+def check_config(config: PipelineConfig) -> PipelineConfig:
+    """The configuration of :meth:`Corrector.check`: ``config``'s detecting stages only."""
+    return config.model_copy(update={"stages": [s for s in config.stage_names() if s in CHECK_STAGES]})
+
+
+Item = tuple[str, str] | tuple[str, str, str] | Mapping[str, Any]
+
+
+def _task_of(item: Item, index: int) -> dict[str, Any]:
+    if isinstance(item, Mapping):
+        unknown = set(item) - {"question", "sql", "evidence", "question_id"}
+        if unknown or "question" not in item or "sql" not in item:
+            raise ConfigError(f"item {index}: a dict takes question, sql and optionally evidence, "
+                              f"question_id (got keys {sorted(item)})")
+        return {"question": item["question"], "sql": item["sql"], "evidence": item.get("evidence"),
+                "question_id": str(item.get("question_id", index))}
+    if isinstance(item, (tuple, list)) and len(item) in (2, 3):
+        return {"question": item[0], "sql": item[1], "evidence": item[2] if len(item) == 3 else None,
+                "question_id": str(index)}
+    raise ConfigError(f"item {index}: expected (question, sql), (question, sql, evidence) or a dict, "
+                      f"got {type(item).__name__}")
+
+
+class Corrector:
+    """Correct or check queries against one database, with stages, models and memory kept open.
+
+    Args:
+        db: the database: a SQLite path (or ``sqlite:///path``), a ``postgresql://`` URL,
+            or a DuckDB file (``duckdb:///path`` or a path ending in ``.duckdb``).
+        stages: stages to run, in pipeline order (a list or ``"static,guard"``); default:
+            every default stage (static, memory, search, refine, guard; ``detector`` is opt-in).
+        models: model assignments ``STAGE=ENDPOINT`` (a string, list or mapping; ``"*=local"``
+            for the embedded SmolLM2), or a resolver ``stage -> backend | None``; default:
+            the llm configuration file and environment (stages without a model skip).
+        memory_store: the repair memory of the memory stage: a folder written by
+            ``sqlmend memory add/build --store``, or a ``postgresql://`` URL.
+        options: per-stage settings, ``{stage: {key: value}}`` (``sqlmend correct --option``).
+        timeout: seconds per SQL execution, in every stage (default 30).
+        strategy: the refinement strategy (``errorllm`` or a baseline).
+        config: a whole :class:`~sqlmend.pipeline.PipelineConfig` to start from; the
+            arguments above override its fields.
+        db_id: the database's name (memory is kept per name); default: the file's stem or
+            the URL's database name.
+        pipeline: stages already built (advanced: several Correctors, one per database,
+            sharing one set of stages, models and memory); the settings above must then be left out.
+        checker: the detecting stages for :meth:`check`, built (advanced, with ``pipeline``).
+
+    Raises:
+        DatabaseNotFoundError: the database does not exist.
+        DatabaseError: it cannot be opened.
+        ConfigError: an unknown stage, option key or model endpoint.
+    """
+
+    def __init__(self, db: str | os.PathLike, *, stages: Sequence[str] | str | None = None,
+                 models: Models = None, memory_store: str | os.PathLike | None = None,
+                 options: Mapping[str, Mapping[str, Any]] | None = None, timeout: float | None = None,
+                 strategy: str | None = None, config: PipelineConfig | None = None,
+                 db_id: str | None = None, pipeline: Pipeline | None = None,
+                 checker: Pipeline | None = None) -> None:
+        self.target = os.fspath(db)
+        self.db_id = db_id or database_name(self.target)
+        if pipeline is not None:
+            given = [stages, models, memory_store, options, timeout, strategy, config]
+            if any(v is not None for v in given):
+                raise ConfigError("give either a built pipeline or settings, not both")
+            self.pipeline = pipeline
+        else:
+            cfg = _config(stages, models, memory_store, options, timeout, strategy, config)
+            self.pipeline = Pipeline(cfg, resolve=models if callable(models) else None)
+        self.config = self.pipeline.config
+        self.checker = checker or Pipeline(check_config(self.config), resolve=self.pipeline.resolve)
+        self._pool = _Pool(self.target)
+        self.dialect = self._pool.prime().dialect
+
+    # --- one query -------------------------------------------------------------
+
+    def _task(self, question: str, sql: str, evidence: str | None, question_id: str | None) -> Task:
+        return Task(question_id=question_id or "q", db_id=self.db_id, question=question, sql=sql,
+                    evidence=evidence or "", db=self.target)
+
+    def _run(self, pipe: Pipeline, task: Task) -> Correction:
+        if not task.sql or not task.sql.strip():
+            return pipe.correct(task)  # answered without a database
+        try:
+            with self._pool.acquire() as db:
+                return pipe.correct(task, db=db)
+        except SqlmendError as exc:  # the file went away or cannot be opened any more
+            return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
+                              sql=task.sql, error=f"{type(exc).__name__}: {exc}")
+
+    def correct(self, question: str, sql: str, evidence: str | None = None, *,
+                question_id: str | None = None) -> CorrectionResult:
+        """Correct one query: the guarded rewrite, or the input when nothing was proven wrong.
+
+        Args:
+            question: the natural-language question.
+            sql: the SQL the text-to-SQL system wrote.
+            evidence: external knowledge (BIRD style), if any.
+            question_id: an id carried into the record (default ``"q"``).
+
+        Returns:
+            A :class:`CorrectionResult`; never raises for a problem of this item.
+        """
+        task = self._task(question, sql, evidence, question_id)
+        return CorrectionResult(self._run(self.pipeline, task), question, self.dialect)
+
+    def check(self, question: str, sql: str, evidence: str | None = None, *,
+              question_id: str | None = None) -> CheckResult:
+        """Find what is wrong with one query, rewriting nothing: the configuration's detecting
+        stages only (static, memory, detector). Arguments as :meth:`correct`.
+
+        Returns:
+            A :class:`CheckResult`; never raises for a problem of this item.
+        """
+        task = self._task(question, sql, evidence, question_id)
+        return CheckResult(self._run(self.checker, task), question, self.dialect)
+
+    def correct_many(self, items: Iterable[Item], workers: int = 4) -> list[CorrectionResult]:
+        """Correct many queries on ``workers`` threads; results in the order of ``items``.
+
+        Args:
+            items: ``(question, sql)`` or ``(question, sql, evidence)`` tuples, or dicts with
+                ``question``, ``sql`` and optionally ``evidence``, ``question_id`` (default:
+                the item's index).
+            workers: queries corrected at once (model calls stay limited by the
+                configuration's ``model_concurrency``).
+
+        Returns:
+            One :class:`CorrectionResult` per item, in input order.
+
+        Raises:
+            ConfigError: an item of another shape (checked before any is run), ``workers < 1``.
+        """
+        if workers < 1:
+            raise ConfigError(f"workers must be at least 1, got {workers}")
+        tasks = [_task_of(item, i) for i, item in enumerate(items)]
+
+        def one(t: dict[str, Any]) -> CorrectionResult:
+            try:
+                return self.correct(t["question"], t["sql"], t["evidence"], question_id=t["question_id"])
+            except Exception as exc:  # a bug in one item must not lose the others
+                c = Correction(question_id=t["question_id"], db_id=self.db_id, original_sql=t["sql"],
+                               sql=t["sql"], error=f"{type(exc).__name__}: {exc}")
+                return CorrectionResult(c, t["question"], self.dialect)
+
+        if workers == 1 or len(tasks) <= 1:
+            return [one(t) for t in tasks]
+        with ThreadPoolExecutor(max_workers=min(workers, len(tasks)),
+                                thread_name_prefix="sqlmend-correct") as pool:
+            return list(pool.map(one, tasks))  # map keeps the input order
+
+    # --- lifetime ----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the database connections (a query running now finishes first). Safe to call twice."""
+        self._pool.close()
+
+    def __enter__(self) -> Corrector:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Corrector({self.target!r}, stages={self.config.stage_names()})"
+
+
+class Correctors:
+    """One :class:`Corrector` per database, all sharing one set of stages, models and memory.
+
+    For code that meets many databases (the HTTP service, a batch worker): a
+    database's Corrector is made on first use and kept; past ``size`` databases
+    the least recently used one is closed.
+
+    Args:
+        pipeline: the stages of :meth:`Corrector.correct`.
+        checker: those of :meth:`Corrector.check` (default: ``pipeline``'s detecting stages).
+        size: Correctors kept open at most.
+    """
+
+    def __init__(self, pipeline: Pipeline, checker: Pipeline | None = None, size: int = 32):
+        self.pipeline = pipeline
+        self.checker = checker or Pipeline(check_config(pipeline.config), resolve=pipeline.resolve)
+        self.size = size
+        self._open: OrderedDict[tuple[str, str | None], Corrector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, db: str | os.PathLike, db_id: str | None = None) -> Corrector:
+        """The Corrector of ``db`` (``db_id``: its name, as :class:`Corrector` takes it).
+
+        Raises:
+            DatabaseNotFoundError, DatabaseError: as :class:`Corrector`.
+        """
+        key = (os.fspath(db), db_id)
+        with self._lock:
+            found = self._open.get(key)
+            if found is not None:
+                self._open.move_to_end(key)
+                return found
+        made = Corrector(key[0], db_id=db_id, pipeline=self.pipeline, checker=self.checker)
+        with self._lock:
+            found = self._open.setdefault(key, made)  # another thread may have made one meanwhile
+            self._open.move_to_end(key)
+            evicted = [self._open.popitem(last=False)[1] for _ in range(len(self._open) - self.size)]
+        if found is not made:
+            evicted.append(made)
+        for c in evicted:
+            c.close()  # a query running on it now finishes first
+        return found
+
+    def close(self) -> None:
+        """Close every Corrector."""
+        with self._lock:
+            items, self._open = list(self._open.values()), OrderedDict()
+        for c in items:
+            c.close()
+
+
+__all__ = ["CHECK_STAGES", "CheckResult", "CorrectionResult", "Corrector", "Correctors", "Item", "Models",
+           "check_config", "database_name", "explain_lines"]
