@@ -483,36 +483,6 @@ def bench_detect(
         out.write_text(json.dumps({k: v for k, v in r.items() if k != "wrong"}, indent=1))
 
 
-def bench_detect_train_speed(
-    data: Path = typer.Option(..., "--data", help="Training JSONL from `sqlmend synth` (Spider TRAIN)."),
-    steps: int = typer.Option(20, help="Optimizer steps timed per set-up (after one warm-up step)."),
-    n: int = typer.Option(64, help="Examples sampled from the data (seeded)."),
-    seed: int = typer.Option(0, help="Seed of the sample."),
-    dataset: str = typer.Option("spider-train", help="The dataset the data was synthesized from."),
-    threads: int = typer.Option(1, help="CPU threads."),
-    data_root: Optional[Path] = typer.Option(None, help="Folder holding spider/ (default: auto)."),
-) -> None:
-    """Seconds per training example and per detection: the first set-up ("before") against the shipped one."""
-    from sqlmend.bench.detect_speed import AFTER, BEFORE, bench_train_speed
-
-    try:
-        ds = load_dataset(dataset, data_root=data_root)
-        r = bench_train_speed(read_jsonl(data), ds, steps=steps, n=n, seed=seed, threads=threads)
-    except SqlmendError as e:
-        _fail(e)
-    typer.echo(f"{r['n']} examples, {steps} timed steps per set-up, {threads} thread(s)")
-    typer.echo("| set-up | schema | objective | LoRA layers | batch | mean tokens | s / step | s / example |")
-    typer.echo("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for arm in (BEFORE, AFTER):
-        m = r[arm.name]
-        typer.echo(f"| {arm.name} | {'linked sub-graph' if arm.linked_only else 'whole'} | {arm.objective} | "
-                   f"{arm.top_layers or 'all'} (r={arm.lora_r}) | {arm.batch_size} | {m['mean_tokens']:.0f} | "
-                   f"{m['s_per_step']:.2f} | {m['s_per_example']:.2f} |")
-    inf = r["inference"]
-    typer.echo(f"inference (forward pass only): {inf['s_per_query_single']:.3f} s/query one at a time, "
-               f"{inf['s_per_query_batched']:.3f} s/query in batches of {AFTER.batch_size}")
-
-
 def register(app: typer.Typer) -> None:
     """Add the detector commands to the ``sqlmend`` app."""
     app.command("synth")(synth)
@@ -523,4 +493,3 @@ def register(app: typer.Typer) -> None:
     from sqlmend.cli import bench_app
 
     bench_app.command("detect")(bench_detect)
-    bench_app.command("detect-train-speed")(bench_detect_train_speed)
