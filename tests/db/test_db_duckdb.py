@@ -61,3 +61,13 @@ def test_the_search_on_duckdb_counts_its_executions_in_seconds(db):
     found = search(db, orig, inp, settings=SearchSettings(budget=0.05, max_seconds=60))
     assert found.executed > 0 and found.work == 0 and found.cost > 0.05 and found.stopped == "budget"
     assert found.candidates
+
+
+def test_a_second_connection_to_the_same_file_opens_and_stays_locked(db, duckdb_spider):
+    """Connections of one process share the file's instance: the second finds it locked already."""
+    import duckdb
+
+    with connect(f"duckdb://{duckdb_spider('concert_singer')}") as second:
+        assert second.execute("SELECT COUNT(*) FROM singer").rows == db.execute("SELECT COUNT(*) FROM singer").rows
+        with pytest.raises(duckdb.Error, match="locked"):
+            second._conn.execute("SET enable_external_access = true")

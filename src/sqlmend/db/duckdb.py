@@ -24,6 +24,19 @@ WHERE schema_name = current_schema() AND constraint_type IN ('PRIMARY KEY', 'FOR
 """
 
 
+def _lock_configuration(conn: duckdb.DuckDBPyConnection) -> None:
+    """Lock the settings (no query may turn external access back on).
+
+    Connections of one process to one file share one database instance: the
+    second finds its settings locked already, which is what was asked.
+    """
+    try:
+        conn.execute("SET lock_configuration = true")
+    except duckdb.InvalidInputException:
+        if not conn.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+            raise
+
+
 class DuckDBDatabase(Database):
     """A read-only DuckDB database file.
 
@@ -47,7 +60,7 @@ class DuckDBDatabase(Database):
                                         config={"enable_external_access": False,
                                                 "autoload_known_extensions": False,
                                                 "autoinstall_known_extensions": False})
-            self._conn.execute("SET lock_configuration = true")
+            _lock_configuration(self._conn)
         except duckdb.Error as e:
             raise DatabaseError(f"cannot open {self.path} with DuckDB: {e}") from e
 
