@@ -15,6 +15,11 @@ class DatasetError(SqlmendError):
     """A dataset or prediction file cannot be read, or does not match its dataset."""
 
 
+class OutputError(SqlmendError):
+    """A run's output (its checkpoint) cannot be written: the disk is full, or the file is not
+    writable. Nothing is written half; a re-run resumes from what was written."""
+
+
 # --- SQL -----------------------------------------------------------------
 
 
@@ -105,6 +110,12 @@ class DeadlineExceeded(SqlmendError):
     completes it. Raised only where a limit is counted in work (SQLite); engines that count
     no work keep wall-clock limits (:class:`QueryTimeout`).
     """
+
+
+class DatabaseUnavailable(DeadlineExceeded):
+    """The database file failed a query, not the query itself: locked by a writer past the busy
+    timeout, or rewritten or damaged under the reader. Like the safety net, it ends the item with
+    this clear error (no stage takes it for a failing candidate), and a re-run completes it."""
 
 
 # --- models --------------------------------------------------------------

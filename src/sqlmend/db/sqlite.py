@@ -8,7 +8,9 @@ no ``load_extension`` or file functions). A progress handler counts the query's 
 (``timeout`` x :data:`~sqlmend.db.base.WORK_PER_SECOND` ticks), the same on an idle machine and
 a busy one (:class:`~sqlmend.errors.WorkLimitExceeded`); a wall-clock deadline
 (``timeout`` x :data:`~sqlmend.db.base.SAFETY_FACTOR`) is only a safety net and ends the
-item (:class:`~sqlmend.errors.DeadlineExceeded`). The connection stays usable.
+item (:class:`~sqlmend.errors.DeadlineExceeded`). The connection stays usable. A file locked by
+a writer past the busy timeout, or rewritten or damaged under the reader, fails the item too
+(:class:`~sqlmend.errors.DatabaseUnavailable`), never the query alone.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sqlmend.db.base import SAFETY_FACTOR, WORK_PER_SECOND, Database, file_cache_key, quote_ident
-from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DeadlineExceeded, QueryError,
-                            ReadOnlyViolation, WorkLimitExceeded)
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DatabaseUnavailable, DeadlineExceeded,
+                            QueryError, ReadOnlyViolation, WorkLimitExceeded)
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
 #: Pragmas the authorizer lets through (catalogue reads used by introspection).
@@ -34,6 +36,10 @@ DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit",
 
 _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ,
                               getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
+
+#: Primary result codes that blame the file, not the query (locked, I/O, damaged, not a database).
+_FILE_FAULTS = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR,
+                          sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 
 #: Virtual-machine instructions between two checks of the work limit (one tick of ``last_work``).
 PROGRESS_STEPS = 1000
@@ -137,6 +143,9 @@ class SqliteDatabase(Database):
             return DeadlineExceeded(f"timed out: a query ran past the wall-clock safety net of "
                                     f"{timeout * SAFETY_FACTOR:g}s (its work limit: {timeout:g}s at "
                                     f"{WORK_PER_SECOND:,} thousand VM instructions a second)")
+        if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF in _FILE_FAULTS:
+            return DatabaseUnavailable(f"database file unavailable: {message} ({self.path.name}: locked by a "
+                                       "writer, or changed or damaged under the reader)")
         low = message.lower()
         if "not authorized" in low or "readonly" in low or "read-only" in low or "prohibited" in low:
             return ReadOnlyViolation(f"SQLite refused: {message}")
