@@ -141,6 +141,9 @@ class OpenAIBackend(Backend):
                     delay = min(self.max_backoff, retry_after)
             except openai.OpenAIError as exc:  # bad response body and the like
                 raise ModelError(f"{self.name}: {exc}") from exc
+            except ValueError as exc:  # a 200 whose body is not JSON (a proxy's page, a broken server)
+                raise ModelError(f"{self.name}: the answer is not a completion ({type(exc).__name__}: "
+                                 f"{exc})") from exc
             if attempt < self.max_retries:
                 time.sleep(delay)
         assert last is not None
