@@ -15,7 +15,9 @@ by replicas (:mod:`sqlmend.memory.pgstore`).
 
 Items are read once per database and cached; with a PostgreSQL store the
 stage asks the store's revision on each use (one index lookup) and reloads a
-database's items when another replica or a reviewer changed them.
+database's items when another replica or a reviewer changed them. While that store
+cannot be reached the stage skips, saying so, and tries it again after
+:data:`RETRY_SECONDS` (tasks in between skip at once): the answers keep coming.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 from pydantic import Field
 
-from sqlmend.errors import SqlmendError
+from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.llm.book import CallBook
 from sqlmend.memory.activation import Activation, activate_model, check_mechanical, observe
 from sqlmend.memory.adapt import adapt_mechanical, adapt_model
@@ -38,6 +40,9 @@ from sqlmend.memory.retrieval import retrieve
 from sqlmend.memory.store import MemoryStore, is_url, store_root
 from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings
 from sqlmend.types import Finding, StageTrace
+
+#: Seconds after a failed read of the PostgreSQL store before a task tries to reach it again.
+RETRY_SECONDS = 1.0
 
 
 class MemoryStage(StageBase):
@@ -65,6 +70,8 @@ class MemoryStage(StageBase):
         self._revisions: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._pg: Any = None  # one shared connection to a PostgreSQL store
+        self._down: str | None = None  # why that store cannot be read, while it cannot
+        self._retry_at = 0.0
 
     def items(self, db_id: str) -> list[MemoryItem]:
         """Return (and cache) one database's items.
@@ -90,6 +97,8 @@ class MemoryStage(StageBase):
         from sqlmend.memory.pgstore import PgMemoryStore, _connect
 
         with self._lock:
+            if self._down and time.monotonic() < self._retry_at:
+                return []
             try:
                 if self._pg is None:
                     self._pg = _connect(self.folder)
@@ -98,11 +107,16 @@ class MemoryStage(StageBase):
                 if self._revisions.get(db_id) != revision:
                     self._items[db_id] = store.items()
                     self._revisions[db_id] = revision
-            except SqlmendError:  # an invalid id, or the store cannot be reached
+                self._down = None
+            except ConfigError:  # an invalid id
                 self._items.setdefault(db_id, [])
-            except Exception:  # a dropped connection: reconnect on the next task
+            except Exception as exc:  # unreachable, or the connection dropped: skip, reconnect later
+                if self._pg is not None:
+                    self._pg.close()
                 self._pg = None
-                self._items.setdefault(db_id, [])
+                self._down = f"memory store unreachable ({type(exc).__name__}): skipped, tried again later"
+                self._retry_at = time.monotonic() + RETRY_SECONDS
+                return []
             return self._items[db_id]
 
     def run(self, ctx: StageContext) -> StageTrace:
@@ -118,7 +132,8 @@ class MemoryStage(StageBase):
         trace = StageTrace(stage=self.name, status="ran")
         items = self.items(ctx.task.db_id)
         if not items:
-            trace.status, trace.note = "skipped", f"no repair memory for database {ctx.task.db_id}"
+            trace.status, trace.note = "skipped", (self._down if is_url(self.folder) else None) or \
+                f"no repair memory for database {ctx.task.db_id}"
             return trace
         usage = CallBook(keep_prompts=False)
         try:
