@@ -117,3 +117,18 @@ def test_correct_memory_store_passes_the_adaptation_to_the_search(tmp_path):
     obs, rights = _history(1, 20)
     adapt.save(adapt.fit("sys", obs, rights, 0.4, 21), tmp_path)
     assert with_memory(cfg, str(tmp_path)).options["search"] == {"adaptation": str(tmp_path)}
+
+
+def test_a_system_whose_right_first_candidates_stand_higher_gets_its_own_margin():
+    obs, rights = [], {}
+    for i in range(20):  # wrong originals whose first candidate is right, 0.3 above them
+        obs.append(adapt.Observation(f"w{i}", 0.3, False, [{"score": 0.6, "generators": ["join_path"], "right": True}]))
+        rights[f"w{i}"] = False
+    for i in range(60):  # correct originals whose first candidate stands at most 0.1 above
+        gap = 0.1 * (i % 5) / 4
+        obs.append(adapt.Observation(f"c{i}", 0.5, False, [{"score": 0.5 + gap, "generators": ["join_path"],
+                                                            "right": False}]))
+        rights[f"c{i}"] = True
+    a = adapt.fit("sys", obs, rights, 0.4, 80, shipped_margin=0.57)
+    assert a.margin is not None and 0.1 <= a.margin < 0.3
+    assert a.choose(obs[0])[0] == 0 and a.choose(obs[-1])[0] is None

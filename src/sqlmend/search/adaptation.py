@@ -12,14 +12,17 @@ history confirms as correct every change is wrong). From that:
   of the candidate and of the original, their gap, whether something flagged the
   query, one or two edits, the habits and the candidate's rank, fitted with an
   L2 pull toward the shipped verifier's gap (so a small history changes little);
-* **a decision** - the threshold on the chooser's P(right), and how low the
+* **a decision** - the system's own margin on the shipped verifier's gap (below
+  the shipped one), the threshold on the chooser's P(right), and how low the
   original's verifier score must be for an unflagged query to be searched
-  (``suspect_below``), both picked on cross-validated predictions over the
-  history, a break costing :data:`BREAK_COST` fixes; when no setting gains on
-  the history, the adaptation never replaces anything.
+  (``suspect_below``), picked on cross-validated history (folds keep questions
+  that share a gold together), a break costing :data:`BREAK_COST` fixes; a rule
+  that does not gain at least 2 net fixes there is left off, and when none does
+  the adaptation replaces nothing.
 
 Online the search stage keeps the shipped decision and, where it keeps the
-original, lets the adaptation replace it by its best candidate when P(right) is
+original, lets the adaptation replace it: by the verifier's first candidate when
+its gap is over the system's margin, else by the chooser's best when P(right) is
 above the threshold; the guard checks every rewrite as usual. Candidates of an
 original that fails to run are decided as before (no adaptation).
 
@@ -262,7 +265,7 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, prior: np.ndarray = PRIOR, shrink
 
 @dataclass
 class Adaptation:
-    """A fitted adaptation (see the module doc); ``threshold`` None: it never replaces anything."""
+    """A fitted adaptation (see the module doc); ``threshold`` and ``margin`` None: it replaces nothing."""
 
     name: str
     intercept: float
@@ -271,6 +274,7 @@ class Adaptation:
     suspect_below: float
     habits: dict[str, Any]
     history: dict[str, int]  # questions, searched, wrong, reachable (a right candidate exists)
+    margin: float | None = None  # the system's own margin on the shipped verifier's gap (None: none)
     fit: dict[str, Any] = field(default_factory=dict)  # seconds, cross-validated net on the history
     observations: list[dict[str, Any]] = field(default_factory=list)  # the training rows, for refits
     version: int = VERSION
@@ -295,6 +299,8 @@ class Adaptation:
         p = self.p_right(o)
         if not len(p):
             return None, 0.0
+        if self.margin is not None and not o.failing and o.candidates[0]["score"] - o.original_score > self.margin:
+            return 0, float(p[0])  # the shipped verifier's first choice, over the system's own margin
         best = int(np.argmax(p))
         if self.threshold is None or o.failing or p[best] <= self.threshold:
             return None, float(p[best])
@@ -335,8 +341,28 @@ def _gain(o: Observation, pick: int | None, original_right: bool) -> float:
     return -BREAK_COST if original_right else 0.0
 
 
+def _over(o: Observation, margin: float | None) -> bool:
+    """The shipped verifier's first candidate stands above the original by more than ``margin``."""
+    return margin is not None and o.candidates[0]["score"] - o.original_score > margin
+
+
+def _margin_gain(obs: list[Observation], margin: float | None, original_right: dict[str, bool]) -> float:
+    return sum(_gain(o, 0, original_right.get(o.question_id, False)) for o in obs if _over(o, margin))
+
+
+def _pick_margin(obs: list[Observation], original_right: dict[str, bool], shipped: float) -> float | None:
+    """The margin (below the shipped one, at least 0) with the best gain on ``obs``; None when none gains."""
+    best, pick = 0.0, None
+    gaps = sorted({round(o.candidates[0]["score"] - o.original_score, 6) for o in obs if o.candidates})
+    for m in [g for g in gaps if 0 <= g < shipped]:
+        net = _margin_gain(obs, m, original_right)
+        if net > best + 1e-9:
+            best, pick = net, m
+    return pick
+
+
 def fit(name: str, observations: list[Observation], original_right: dict[str, bool], shipped_below: float,
-        questions: int) -> Adaptation:
+        questions: int, shipped_margin: float = 0.57) -> Adaptation:
     """Fit an adaptation on a history.
 
     Args:
@@ -344,6 +370,7 @@ def fit(name: str, observations: list[Observation], original_right: dict[str, bo
         observations: every history query searched, whatever the scope (labels on the candidates).
         original_right: question id -> the history confirms the prediction correct.
         shipped_below: the shipped ``suspect_below``.
+        shipped_margin: the shipped margin on the verifier's gap (the system's own margin stays below it).
         questions: history questions (searched or not).
 
     Returns:
@@ -364,26 +391,34 @@ def fit(name: str, observations: list[Observation], original_right: dict[str, bo
         b, w = fit_logistic(Xk, yk) if len(yk) else (0.0, PRIOR.copy())
         for o in test:
             cv[o.question_id] = 1 / (1 + np.exp(-(b + rows(o, h) @ w)))
-    best = (0.0, None, shipped_below)  # net gain, threshold, suspect_below
-    grid = sorted({shipped_below, *SUSPECT_GRID})
-    for below in grid:
+    best = (0.0, None, shipped_below, None)  # net gain, threshold, suspect_below, margin
+    for below in sorted({shipped_below, *SUSPECT_GRID}):
         scope = [o for o in obs if o.flagged or o.original_score < below]
-        picks = [(o, int(np.argmax(cv[o.question_id]))) for o in scope]
-        for tau in sorted({round(float(cv[o.question_id][i]), 6) for o, i in picks}):
+        # the system's own margin on the shipped gap, cross-validated: each fold's margin picked on the others
+        margin_net = sum(_margin_gain([o for o in scope if _fold(o) == k], _pick_margin(
+            [o for o in scope if _fold(o) != k], original_right, shipped_margin), original_right)
+            for k in range(FOLDS))
+        margin = _pick_margin(scope, original_right, shipped_margin) if margin_net >= 2 else None
+        rest = [o for o in scope if not _over(o, margin)]
+        picks = [(o, int(np.argmax(cv[o.question_id]))) for o in rest]
+        for tau in [None] + sorted({round(float(cv[o.question_id][i]), 6) for o, i in picks}):
             net = sum(_gain(o, i, original_right.get(o.question_id, False))
-                      for o, i in picks if cv[o.question_id][i] > tau)
-            if net > best[0] + 1e-9:
-                best = (net, tau, below)
-    threshold = best[1] if best[0] >= 2 else None
-    below = best[2] if threshold is not None else shipped_below
+                      for o, i in picks if tau is not None and cv[o.question_id][i] > tau)
+            if net < 2:
+                net, tau = 0.0, None
+            total = net + (margin_net if margin is not None else 0.0)
+            if total > best[0] + 1e-9:
+                best = (total, tau, below, margin)
+    threshold, below, margin = best[1], best[2], best[3]
     right = {o.question_id for o in obs if any(c["right"] for c in o.candidates[:TOP])}
     return Adaptation(
         name=name, intercept=intercept, weights=[float(v) for v in weights], threshold=threshold,
-        suspect_below=float(below), habits=habits.to_dict(),
+        suspect_below=float(below), habits=habits.to_dict(), margin=margin,
         history={"questions": questions, "searched": len(obs),
                  "wrong": sum(not original_right.get(o.question_id, False) for o in obs), "reachable": len(right)},
         fit={"seconds": round(time.perf_counter() - start, 3), "cv_net": best[0], "break_cost": BREAK_COST,
-             "shrink": SHRINK, "shipped_below": shipped_below, "candidates": int(len(y)),
+             "shrink": SHRINK, "shipped_below": shipped_below, "shipped_margin": shipped_margin,
+             "candidates": int(len(y)),
              "right_candidates": int(y.sum()) if len(y) else 0},
         observations=[asdict(o) | {"original_right": original_right.get(o.question_id, False)}
                       for o in observations])
@@ -398,7 +433,8 @@ def refit(adaptation: Adaptation, added: list[tuple[Observation, bool]]) -> Adap
     fields_ = set(Observation.__dataclass_fields__)
     obs = [Observation(**{k: v for k, v in d.items() if k in fields_}) for d in old] + [o for o, _ in added]
     questions = adaptation.history.get("questions", 0) + len(new - {d["question_id"] for d in adaptation.observations})
-    return fit(adaptation.name, obs, rights, float(adaptation.fit.get("shipped_below", 0.4)), questions)
+    return fit(adaptation.name, obs, rights, float(adaptation.fit.get("shipped_below", 0.4)), questions,
+               float(adaptation.fit.get("shipped_margin", 0.57)))
 
 
 def save(adaptation: Adaptation, folder: str | Path) -> Path:

@@ -253,7 +253,7 @@ class SearchStage(StageBase):
         pick, p = a.choose(adapted_observation("", orig.score, ranked, flagged, False, False,
                                                original_result=orig.result, db_id=db_id))
         trace.detail["adaptation"] = {"name": a.label, "history": a.history.get("questions", 0),
-                                      "p_right": round(p, 4), "threshold": a.threshold,
+                                      "p_right": round(p, 4), "threshold": a.threshold, "margin": a.margin,
                                       "choice": None if pick is None else pick + 1}
         return None if pick is None else ranked[pick]
 
