@@ -446,6 +446,28 @@ class _Checkpoint:
         if self.fh is not None:
             self.fh.close()
 
+    def reorder(self, ids: list[str]) -> None:
+        """Rewrite the finished checkpoint with ``ids`` first, in that order (the dataset's, not the
+        order the workers finished in), then any other task it holds; atomically (a kill now
+        leaves the old file whole)."""
+        if self.path is None:
+            return
+        lines: dict[str, str] = {}
+        with self.path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    lines[str(json.loads(line)["question_id"])] = line if line.endswith("\n") else line + "\n"
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
+        rank = {q: i for i, q in enumerate(ids)}
+        ordered = sorted(lines, key=lambda q: (q not in rank, rank.get(q, 0)))
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.writelines(lines[q] for q in ordered)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+
 
 # --- batches --------------------------------------------------------------
 
@@ -459,8 +481,8 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
 
     Tasks whose ``question_id`` is already in ``checkpoint`` are not run again;
     each finished task is appended (and flushed) to it at once, so a killed run
-    loses at most the tasks in flight. A task that fails gets its ``error`` set
-    and the batch goes on.
+    loses at most the tasks in flight; a finished batch rewrites it in the order of
+    ``tasks``. A task that fails gets its ``error`` set and the batch goes on.
 
     Args:
         tasks: the tasks, in output order.
@@ -497,6 +519,7 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
     finally:
         bar.close()
         sink.close()
+    sink.reorder(ids)
     return [results[i] for i in ids]
 
 

@@ -262,6 +262,42 @@ def bench_correct(
     typer.echo(markdown(rows))
 
 
+def bench_determinism(
+    dataset: str = typer.Option("spider-dev", help="dataset name or task file"),
+    pred: list[Path] = typer.Option(None, help="prediction file(s); default: the five shared Spider-dev files"),
+    stages: str = _STAGES,
+    option: list[str] = _OPTION,
+    out: Path = typer.Option(Path("runs/bench-determinism"), "--out", "-o", help="output folder (started afresh)"),
+    limit: int = typer.Option(None, help="the first N tasks of each file only"),
+    workers: int = typer.Option(4, help="workers of the loaded run"),
+    hogs: int = typer.Option(2, help="CPU-bound processes beside the loaded run"),
+    timeout: float = _TIMEOUT,
+    data_root: str = typer.Option(None, help="folder holding spider/"),
+    quiet: bool = QUIET,
+) -> None:
+    """Same input, same output: each file corrected with 1 worker, then with --workers beside --hogs
+    busy processes; the two corrected files must be byte-identical (exit 1 when one is not).
+
+    Also pairs the first run with the uncorrected file (fixed / regressed / ΔEX).
+    Writes report.json and report.md under --out.
+
+    Example: sqlmend bench determinism --limit 200 --workers 4 --hogs 2
+    """
+    from sqlmend.bench.determinism import bench_determinism as run, markdown
+    from sqlmend.data.predictions import shared_prediction_files
+
+    config = _config("errorllm", stages, None, 1, 1, timeout, option)
+    try:
+        rows = run(dataset, pred or shared_prediction_files(data_root=data_root), config, out, workers=workers,
+                   hogs=hogs, limit=limit, timeout=timeout, data_root=data_root, progress=not quiet)
+    except SqlmendError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(markdown(rows, workers, hogs))
+    if not all(r.identical for r in rows):
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``correct`` and ``merge`` to the app, and ``correct`` to ``sqlmend bench``
     (``serve``: :mod:`sqlmend.cli.serve_cmd`)."""
@@ -270,3 +306,4 @@ def register(app: typer.Typer) -> None:
     app.command("correct")(correct)
     app.command("merge")(merge)
     bench_app.command("correct")(bench_correct)
+    bench_app.command("determinism")(bench_determinism)
