@@ -1,4 +1,4 @@
-"""Scripted review with the gold as reviewer builds the same items as ``sqlmend memory build`` (car_1)."""
+"""Scripted review with the gold as reviewer builds the same items as ``sqlmend memory build``."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from sqlmend.bench.review import bench_review
 
 
 def test_gold_review_of_the_history_split_equals_memory_build(tmp_path, data_dir):
-    pred = data_dir / "predictions" / "spider-dev" / "din-sql_gpt-4.sql"
-    r = bench_review(pred, "spider-dev", tmp_path / "bench", databases=["car_1"], progress=False)
+    pred = data_dir / "predictions" / "spider-dev" / "dail-sql_gpt-4.sql"
+    r = bench_review(pred, "spider-dev", tmp_path / "bench", databases=["car_1", "world_1"], progress=False)
     assert r["decisions"]["edit"] == r["confirmed"] == r["memory_build_corrections"] > 0
     assert r["identical"] and r["items_review"] == r["items_memory_build"] == 2
-    # din-sql #112 (a predicate column) and #116 (a value binding), through reviews.jsonl
+    # dail-sql #148 (car_1, a predicate column) and #730 (world_1, a value binding), through
+    # reviews.jsonl, on the split that keeps a gold's paraphrases in one part
     assert sorted((i["question_id"], i["kind"]) for i in r["items"].values()) == [
-        ("112", "predicate_column"), ("116", "value_binding")]
+        ("148", "predicate_column"), ("730", "value_binding")]
     reviews = [json.loads(x) for x in (tmp_path / "bench" / "run" / "reviews.jsonl").read_text().splitlines()]
     assert {d["reviewer"] for d in reviews} == {"gold"}
-    # every decision is written; a rejected change (din-sql #152: VL07 rewrote a query already
-    # correct, its result unchanged) confirms nothing
+    # every decision is written; a rejected change confirms nothing
     assert len(reviews) == r["confirmed"] + r["decisions"]["reject"]
 
 
