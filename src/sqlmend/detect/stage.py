@@ -63,8 +63,8 @@ class DetectorStage(StageBase):
     """Semantic error detection by the error-token model (or the prompted baseline)."""
 
     name = "detector"
-    #: Not in the default pipeline: weak on real predictions (AUROC 0.65, recall 8%; docs/benchmarks.md,
-    #: "Error-token detector"), its advisory findings would steer refinement towards false errors.
+    #: Not in the default pipeline: weak on real predictions (AUROC 0.63, recall 9%; docs/benchmarks.md,
+    #: "Detectors"), its advisory findings would steer refinement towards false errors.
     #: ``--stages static,memory,detector,refine,guard`` runs it.
     default_on = False
 

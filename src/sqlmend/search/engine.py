@@ -70,7 +70,7 @@ class Executed:
 #: first-edit candidate ranked for a second edit. Fitted by non-negative least squares on the
 #: unbounded searches of 391 Spider-train golds on this project's 2-core machine (``sqlmend bench
 #: search-cost --questions 400``, R² 0.945; executed and ranked candidates come with generated
-#: ones, and their share went to it); docs/benchmarks.md, "The search's budget counts work".
+#: ones, and their share went to it); docs/history.md, "The search's budget counts work".
 COST = {"generated": 0.001158, "executed": 0.0, "work": 0.000038, "ranked": 0.0}
 
 
