@@ -19,8 +19,9 @@ A :class:`Corrector` belongs to one database. It builds the stages, models and
 repair memory once and keeps them, with the database's schema and value index,
 across calls. It is safe to share between threads: each query in flight gets a
 connection of its own from a small pool (a connection runs one query at a time;
-the schema and value index are shared by every connection of the process), and
-a connection whose file changed on disk since it was opened is opened afresh.
+the schema and value index are shared by every connection of the process); a
+connection whose file changed on disk since it was opened, or whose server no
+longer answers, is opened afresh.
 
 A per-item problem never raises: an empty SQL, a database file deleted since
 the Corrector was made, a failing stage go into ``result.error`` or the stage's
@@ -48,11 +49,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from sqlmend.db import connect
+from sqlmend.db import Database, connect
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig
 from sqlmend.taxonomy import REFUSED
-from sqlmend.types import Correction, Database, Finding, StageTrace, Task
+from sqlmend.types import Correction, Finding, StageTrace, Task
 
 #: Stages that only look; :meth:`Corrector.check` runs those of the configuration.
 CHECK_STAGES = ("static", "memory", "detector")
@@ -204,7 +205,8 @@ class _Pool:
     """Open connections to one database; a connection serves one query at a time.
 
     A file database whose file changed (replaced, rewritten, deleted) since a pooled
-    connection was opened gets a new connection, as a fresh ``connect`` would. Closing
+    connection was opened gets a new connection, as a fresh ``connect`` would; so does a
+    server database whose connection no longer answers (a restart). Closing
     the pool closes the idle connections at once and the busy ones when their query ends.
     """
 
@@ -234,8 +236,8 @@ class _Pool:
         """A connection for one query; after :meth:`close` one is opened for it and closed after."""
         with self._lock:
             entry = self._idle.pop() if self._idle else None
-        if entry is not None and entry[1] is not None and _stamp(entry[0]) != entry[1]:
-            entry[0].close()  # the file changed under it: read the new one
+        if entry is not None and (_stamp(entry[0]) != entry[1] or not entry[0].alive()):
+            entry[0].close()  # the file changed under it (read the new one), or the server went away
             entry = None
         if entry is None:
             entry = self._open()

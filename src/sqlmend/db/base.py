@@ -157,6 +157,10 @@ class Database(ABC):
             conn.close()
             self._conn = None
 
+    def alive(self) -> bool:
+        """Whether this connection can still run queries (a pool asks before reusing one)."""
+        return getattr(self, "_conn", None) is not None
+
     # --- public interface --------------------------------------------------
 
     def execute(self, sql: str, timeout: float = DEFAULT_TIMEOUT,

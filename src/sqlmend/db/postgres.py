@@ -86,6 +86,19 @@ class PostgresDatabase(Database):
                 conn.rollback()
         return columns, rows[:max_rows], len(rows) > max_rows
 
+    def alive(self) -> bool:
+        """Whether the server still answers on this connection (one round trip; false after a
+        restart of the server or the end of this session)."""
+        conn = self._conn
+        if conn is None or conn.closed or conn.broken:
+            return False
+        try:
+            conn.execute("SELECT 1")
+            conn.rollback()
+        except psycopg.Error:
+            return False
+        return True
+
     def _introspect(self) -> Schema:
         return assemble_schema(self.dialect, self._query(INFORMATION_SCHEMA_COLUMNS), self._query(_KEYS))
 
