@@ -63,10 +63,13 @@ def build_cmd(
     store: Optional[str] = typer.Option(None, help=_STORE_HELP),
     model: Optional[str] = typer.Option(None, help="'local' for the embedded models, or an llm config file"),
     no_decompose: bool = typer.Option(False, help="ablation: one item per correction"),
+    adapt: bool = typer.Option(True, help="also fit the search's adaptation to this system from the history "
+                                          "(a folder store: adaptation.json; `correct --memory-store` reads it)"),
     workers: int = typer.Option(2, help="evaluation worker processes"),
     quiet: bool = QUIET,
 ) -> None:
-    """Build each database's repair memory from the history part of a split (MIRA §3.2)."""
+    """Build each database's repair memory from the history part of a split (MIRA §3.2), and fit the
+    search's adaptation to the system from the same history (issue 28)."""
     from sqlmend.data.datasets import load_dataset
     from sqlmend.data.predictions import load_predictions
 
@@ -77,6 +80,29 @@ def build_cmd(
     report = build_all(ds, history_cases(ds, preds, sp, workers, not quiet), folder, llm_config(model),
                        not no_decompose, progress=not quiet, on_error=_build_error, namespace=namespace)
     _print_build(report, folder)
+    if adapt:
+        _fit_adaptation(ds, preds, sp, pred.stem, folder, quiet)
+
+
+def _fit_adaptation(ds, preds: dict[str, str], sp, name: str, folder: Path | str, quiet: bool) -> None:
+    """Fit the search's adaptation on the history part and store it with the memory."""
+    from sqlmend.bench.history import fit_history
+    from sqlmend.progress import bar as progress_bar
+    from sqlmend.search import adaptation
+
+    if is_url(folder):
+        console.print("the search's adaptation is kept in a folder store only: not fitted for a PostgreSQL store")
+        return
+    hist = [ds.task(q) for q in sp.history if ds.db_path(ds.task(q).db_id) is not None]
+    with ds.databases() as conn, progress_bar(total=len(hist), desc="adaptation", disable=quiet) as bar:
+        a = fit_history(name, hist, preds, conn, progress=bar.update)
+    path = adaptation.save(a, folder)
+    rules = ([f"the verifier's first candidate over a gap of {a.margin:.3f}"] if a.margin is not None else []) + \
+        ([f"the chooser's best over P(right) {a.threshold:.3f}"] if a.threshold is not None else [])
+    rule = (f"replaces by {' or '.join(rules)}, searching unflagged queries below {a.suspect_below:g}" if rules
+            else "no decision gained on the history: it replaces nothing")
+    console.print(f"adaptation {a.label}: {a.history['searched']} searched, {a.history['reachable']} with a right "
+                  f"candidate; {rule}; {a.fit['total_seconds']} s -> {shown(path)}")
 
 
 @memory_app.command("add")
@@ -102,6 +128,15 @@ def add_cmd(
         for qid, stage, reason in st.rejections():
             if qid == question_id:
                 console.print(f"no item from {stage}: {reason}")
+        if not is_url(folder):
+            from sqlmend.bench.history import refit_store
+            from sqlmend.types import Task
+
+            task = Task(question_id, db_id, question, wrong, gold=corrected, db=str(db))
+            adapted = refit_store(folder, task, conn)
+            if adapted is not None:
+                console.print(f"adaptation refitted: {adapted.label}, margin {adapted.margin}, "
+                              f"threshold {adapted.threshold}")
     _print_build(report, folder)
 
 
@@ -168,7 +203,47 @@ def bench_memory_cmd(
         out.write_text(json.dumps(rows, indent=1))
 
 
+def bench_history_cmd(
+    pred: list[Path] = typer.Option(..., exists=True, help="prediction file(s); repeat the option"),
+    dataset: str = typer.Option("spider-dev", help="dataset name"),
+    fraction: float = typer.Option(0.25, help="history share per database (MIRA §4.1)"),
+    seed: int = typer.Option(0, help="split seed"),
+    curve: str = typer.Option("0.1,0.25,0.5", help="history fractions of the learning curve ('' for none)"),
+    workers: int = typer.Option(1, help="evaluation worker processes"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="write the results as JSON here"),
+    cache: Optional[Path] = typer.Option(None, help="folder keeping each file's searches (written when absent, "
+                                                    "read when present: decisions remade without searching)"),
+    quiet: bool = QUIET,
+) -> None:
+    """A system's history adapts the search (issue 28): on the test part of the split, static+search as
+    shipped, + memory items, + the adapted decision, all; the oracle; seconds to fit, ms online; a learning
+    curve over history fractions."""
+    from sqlmend.bench.history import bench_file, markdown
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.progress import bar as progress_bar
+
+    ds = load_dataset(dataset)
+    fractions = tuple(float(f) for f in curve.split(",") if f.strip())
+    rows = []
+    for p in pred:
+        bars: list = []
+
+        def progress(total: int, name: str = p.stem):
+            bars.append(progress_bar(total=total, desc=name, disable=quiet))
+            return bars[-1].update
+
+        rows.append(bench_file(ds, p, fraction=fraction, seed=seed, workers=workers, curve=fractions,
+                               progress=progress,
+                               cache=cache / f"{p.stem}-{fraction:g}-{seed}.pkl" if cache else None))
+        for b in bars:
+            b.close()
+        if out is not None:
+            out.write_text(json.dumps(rows, indent=1))
+    typer.echo(markdown(rows))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``sqlmend memory`` and ``sqlmend bench memory``."""
     app.add_typer(memory_app, name="memory")
     bench_app.command("memory")(bench_memory_cmd)
+    bench_app.command("history")(bench_history_cmd)
