@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sqlmend import guard, llm
 from sqlmend.db import benchmark_db, connect
 from sqlmend.detect.stage import DetectorStage
-from sqlmend.errors import (ConfigError, DatabaseNotFoundError, DeadlineExceeded, SqlmendError,
+from sqlmend.errors import (ConfigError, DatabaseNotFoundError, DeadlineExceeded, OutputError, SqlmendError,
                             StructuredOutputError)
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionStage, SelfDebugStage
@@ -431,16 +431,29 @@ class _Checkpoint:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             _repair_tail(path)
-            self.fh = path.open("a", encoding="utf-8")
+            self.fh = path.open("ab", buffering=0)
 
     def write(self, c: Correction) -> None:
+        """Append one line, whole or not at all: a failed write (a full disk) is cut off again.
+
+        Raises:
+            OutputError: the line cannot be written (the items before it stay in the file).
+        """
         if self.fh is None:
             return
-        line = json.dumps(c.to_dict(), ensure_ascii=False, default=str)
+        data = memoryview((json.dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n").encode("utf-8"))
         with self.lock:
-            self.fh.write(line + "\n")
-            self.fh.flush()
-            os.fsync(self.fh.fileno())
+            fd = self.fh.fileno()
+            end = os.lseek(fd, 0, os.SEEK_END)
+            try:
+                while data:
+                    data = data[os.write(fd, data):]
+                os.fsync(fd)
+            except OSError as exc:
+                os.ftruncate(fd, end)
+                raise OutputError(f"cannot write the checkpoint {self.path}: {exc.strerror or exc}; the items "
+                                  "finished before are kept in it: make room and run the same command "
+                                  "again to resume") from None
 
     def close(self) -> None:
         if self.fh is not None:
@@ -462,10 +475,15 @@ class _Checkpoint:
         rank = {q: i for i, q in enumerate(ids)}
         ordered = sorted(lines, key=lambda q: (q not in rank, rank.get(q, 0)))
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.writelines(lines[q] for q in ordered)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                fh.writelines(lines[q] for q in ordered)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:  # a full disk: the checkpoint holds every item, in finishing order
+            tmp.unlink(missing_ok=True)
+            raise OutputError(f"cannot rewrite the checkpoint {self.path} in order: {exc.strerror or exc}; it "
+                              "holds every item: make room and run the same command again") from None
         os.replace(tmp, self.path)
 
 
@@ -479,7 +497,8 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
                   pipeline: Pipeline | None = None) -> list[Correction]:
     """Correct many tasks in parallel, resumably.
 
-    Tasks whose ``question_id`` is already in ``checkpoint`` are not run again;
+    Tasks whose ``question_id`` is already in ``checkpoint`` are not run again (but those
+    that failed on a transient error, :data:`TRANSIENT_ERRORS`, are);
     each finished task is appended (and flushed) to it at once, so a killed run
     loses at most the tasks in flight; a finished batch rewrites it in the order of
     ``tasks``. A task that fails gets its ``error`` set and the batch goes on.
@@ -503,7 +522,7 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
     if len(set(ids)) != len(ids):
         raise ConfigError("question ids of a batch must be unique")
     done = read_checkpoint(checkpoint) if checkpoint else {}
-    todo = [t for t in tasks if t.question_id not in done]
+    todo = [t for t in tasks if t.question_id not in done or _retried(done[t.question_id])]
     pipe = pipeline or Pipeline(config, resolve=resolve, db_root=db_root)
     sink = _Checkpoint(Path(checkpoint) if checkpoint else None)
     results: dict[str, Correction] = {k: v for k, v in done.items() if k in set(ids)}
@@ -511,16 +530,31 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
     try:
         with ThreadPoolExecutor(max_workers=config.workers) as pool:
             futures = {pool.submit(_safe_correct, pipe, t): t for t in todo}
-            for fut in as_completed(futures):
-                c = fut.result()
-                results[c.question_id] = c
-                sink.write(c)
-                bar.update(1)
+            try:
+                for fut in as_completed(futures):
+                    c = fut.result()
+                    results[c.question_id] = c
+                    sink.write(c)
+                    bar.update(1)
+            except BaseException:  # the checkpoint cannot be written (or ^C): start no other task
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     finally:
         bar.close()
         sink.close()
     sink.reorder(ids)
     return [results[i] for i in ids]
+
+
+#: Item errors a re-run retries: the database was missing, locked, changed or too slow, which a
+#: later run may not meet (an empty SQL or a bug fails the same way again and is kept).
+TRANSIENT_ERRORS = frozenset({"DatabaseError", "DatabaseNotFoundError", "DatabaseUnavailable",
+                              "DeadlineExceeded", "QueryTimeout", "WorkLimitExceeded"})
+
+
+def _retried(c: Correction) -> bool:
+    """Whether a re-run corrects this checkpointed item again (its error was transient)."""
+    return c.error is not None and c.error.split(":", 1)[0] in TRANSIENT_ERRORS
 
 
 def _safe_correct(pipe: Pipeline, task: Task) -> Correction:
