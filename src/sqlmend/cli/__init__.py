@@ -49,6 +49,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.detect_cmd",
     "sqlmend.cli.review_cmd",
     "sqlmend.cli.search_cmd",
+    "sqlmend.cli.faults_cmd",
 ]
 
 
