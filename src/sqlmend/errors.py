@@ -102,20 +102,24 @@ class QueryError(DatabaseError):
         self.engine_message = engine_message or message
 
 
-class DeadlineExceeded(SqlmendError):
-    """A wall-clock safety net fired: the machine is far slower than the work limits assume.
+class ItemAborted(SqlmendError):
+    """Something outside the item's input stopped its correction: it ends the item with this clear
+    error, and a re-run of the batch completes it.
 
-    Not a :class:`DatabaseError`, so that no stage takes it for a failed candidate and gives
-    another answer: it ends the item with this clear error ("timed out"), and a re-run
-    completes it. Raised only where a limit is counted in work (SQLite); engines that count
-    no work keep wall-clock limits (:class:`QueryTimeout`).
+    Not a :class:`DatabaseError`, so that no stage takes it for a failing candidate or query and
+    gives another answer: every stage and catch-all lets it through (``except ItemAborted: raise``).
     """
 
 
-class DatabaseUnavailable(DeadlineExceeded):
+class DeadlineExceeded(ItemAborted):
+    """A wall-clock safety net fired ("timed out"): the machine is far slower than the work limits
+    assume. Raised only where a limit is counted in work (SQLite); engines that count no work keep
+    wall-clock limits (:class:`QueryTimeout`)."""
+
+
+class DatabaseUnavailable(ItemAborted):
     """The database file failed a query, not the query itself: locked by a writer past the busy
-    timeout, or rewritten or damaged under the reader. Like the safety net, it ends the item with
-    this clear error (no stage takes it for a failing candidate), and a re-run completes it."""
+    timeout, or rewritten or damaged under the reader."""
 
 
 # --- models --------------------------------------------------------------

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sqlmend import guard, llm
 from sqlmend.db import benchmark_db, connect
 from sqlmend.detect.stage import DetectorStage
-from sqlmend.errors import (ConfigError, DatabaseNotFoundError, DeadlineExceeded, OutputError, SqlmendError,
+from sqlmend.errors import (ConfigError, DatabaseNotFoundError, ItemAborted, OutputError, SqlmendError,
                             StructuredOutputError)
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionStage, SelfDebugStage
@@ -239,7 +239,7 @@ def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
     start = time.perf_counter()
     try:
         trace = stage.run(ctx)
-    except DeadlineExceeded:  # a safety net fired: the item's clear error, never another answer
+    except ItemAborted:  # a safety net fired or the database went away: the item's clear error
         raise
     except Exception as exc:  # one stage failing never stops the task
         kind = type(exc).__name__

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sqlmend import sql as sqlmod
-from sqlmend.errors import DeadlineExceeded
+from sqlmend.errors import ItemAborted
 from sqlmend.sql import ast
 from sqlmend.search.generators import SearchInput, all_generators
 from sqlmend.types import ExecResult
@@ -155,7 +155,7 @@ def _linking(f: Any, inp: SearchInput, question_low: str) -> dict[str, float]:
         if vi is not None and col is not None and col.table:
             try:
                 stored += vi.contains(col.table, col.column, lit.value.strip("%"))
-            except DeadlineExceeded:
+            except ItemAborted:
                 raise
             except Exception:
                 pass

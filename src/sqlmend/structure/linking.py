@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from rapidfuzz import fuzz
 
-from sqlmend.errors import DeadlineExceeded
+from sqlmend.errors import ItemAborted
 from sqlmend.types import Schema
 
 #: Words that never link on their own.
@@ -167,7 +167,7 @@ def value_links(question: str, value_index: Any, limit: int = 3) -> list[Link]:
         for mode, score in modes:
             try:
                 matches = value_index.search(phrase, mode=mode, limit=limit)
-            except DeadlineExceeded:
+            except ItemAborted:
                 raise
             except Exception:  # a value index that cannot answer gives no link, never a failure
                 matches = []
