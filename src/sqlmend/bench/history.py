@@ -262,7 +262,7 @@ def bench_file(ds: Any, pred: Path, *, fraction: float = 0.25, seed: int = 0, wo
                                    keep_ctx=True, progress=progress(len(tasks)) if progress else None))
             if cache is not None:
                 write_cache(cache, records, search_history)
-        a = fit_records(pred.stem, records, split.history, len(split.history))
+        a = fit_records(pred.stem, records, split.history, sum(q in records for q in split.history))
         fit_seconds = search_history + a.fit["seconds"]
         test = [q for q in split.test if q in records]
         static_sql = {q: records[q].after_static for q in test}
@@ -290,7 +290,7 @@ def bench_file(ds: Any, pred: Path, *, fraction: float = 0.25, seed: int = 0, wo
         for f in curve:
             sp = split_tasks(ds.tasks, fraction=f, seed=seed)
             held = [q for q in half.test if q in records and q not in set(sp.history)]
-            af = fit_records(pred.stem, records, sp.history, len(sp.history))
+            af = fit_records(pred.stem, records, sp.history, sum(q in records for q in sp.history))
             base, _ = decide(records, held, None, shipped_below)
             out, _ = decide(records, held, af, shipped_below)
             held_ds = replace(ds, tasks=[ds.task(q) for q in held])
