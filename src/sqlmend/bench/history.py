@@ -320,12 +320,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             a, c = p["all"], p["without_suspects"]
             lines.append(f"| {r['pred']} | {r['test']} | {way} | {len(a['fixed'])} / {len(a['regressed'])} / "
                          f"{a['delta_ex']:+.2f} | {len(c['fixed'])} / {len(c['regressed'])} / {c['delta_ex']:+.2f} |")
-    lines += ["", "| file | oracle: wrong after static / a candidate has the gold's rows | adaptation: threshold, "
-              "suspect_below, history searched | fit s | online ms median / p95 |", "| --- | --- | --- | ---: | --- |"]
+    lines += ["", "| file | oracle: wrong after static / a candidate has the gold's rows | adaptation: margin, "
+              "threshold, suspect_below, history searched | fit s | online ms median / p95 |",
+              "| --- | --- | --- | ---: | --- |"]
     for r in rows:
         a, o = r["adaptation"], r["oracle"]
-        lines.append(f"| {r['pred']} | {o['wrong_after_static']} / {o['reachable']} | {a['threshold']}, "
-                     f"{a['suspect_below']}, {a['history']['searched']} | {r['fit_seconds']} | "
+        lines.append(f"| {r['pred']} | {o['wrong_after_static']} / {o['reachable']} | {a.get('margin')}, "
+                     f"{a['threshold']}, {a['suspect_below']}, {a['history']['searched']} | {r['fit_seconds']} | "
                      f"{r['online_ms']['median']} / {r['online_ms']['p95']} |")
     lines += ["", "| file | history fraction | history | test (of the 50% split) | threshold | fixed / regressed "
               "(gold-clean) / ΔEX pp over static+search |", "| --- | ---: | ---: | ---: | --- | --- |"]
