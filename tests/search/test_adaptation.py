@@ -117,6 +117,8 @@ def test_correct_memory_store_passes_the_adaptation_to_the_search(tmp_path):
     obs, rights = _history(1, 20)
     adapt.save(adapt.fit("sys", obs, rights, 0.4, 21), tmp_path)
     assert with_memory(cfg, str(tmp_path)).options["search"] == {"adaptation": str(tmp_path)}
+    url = "postgresql://u@db/mem"  # a PostgreSQL store is asked when the search starts
+    assert with_memory(cfg, url, "sys").options["search"] == {"adaptation": url, "adaptation_namespace": "sys"}
 
 
 def test_a_system_whose_right_first_candidates_stand_higher_gets_its_own_margin():

@@ -144,11 +144,11 @@ def fit_history(name: str, tasks: list[Task], preds: dict[str, str], conn: Calla
     return a
 
 
-def refit_store(folder: str | Path, task: Task, db: Any) -> adapt.Adaptation | None:
-    """A confirmed correction added to a store (``memory add``): when the store holds an adaptation, search
-    the corrected query's prediction (``task.sql``; its gold: the correction), refit and save it. None: the
-    store holds no adaptation."""
-    a = adapt.load(folder)
+def refit_store(location: str | Path, task: Task, db: Any, namespace: str = "default") -> adapt.Adaptation | None:
+    """A confirmed correction added to a store (``memory add``): when the store (a folder, or a PostgreSQL
+    store's ``namespace``) holds an adaptation, search the corrected query's prediction (``task.sql``; its
+    gold: the correction), refit and save it. None: the store holds no adaptation."""
+    a = adapt.load(location, namespace)
     if a is None:
         return None
     rec = collect([task], {task.question_id: task.sql}, lambda db_id: db).get(task.question_id)
@@ -156,7 +156,7 @@ def refit_store(folder: str | Path, task: Task, db: Any) -> adapt.Adaptation | N
         return a
     o = rec.observation or adapt.Observation(task.question_id, 1.0, rec.flags, [])
     new = adapt.refit(a, [(o, rec.original_right)])
-    adapt.save(new, folder)
+    adapt.save(new, location, namespace)
     return new
 
 

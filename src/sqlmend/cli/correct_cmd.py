@@ -94,8 +94,12 @@ def with_memory(config: PipelineConfig, store: str | Path | None = None,
     from sqlmend.memory.store import is_url
     from sqlmend.search import adaptation
 
-    if store and not is_url(store) and (Path(store) / adaptation.FILENAME).is_file():
-        # the search's adaptation to the system, fitted with the memory (`memory build`)
+    # the search's adaptation to the system, fitted with the memory (`memory build`); a PostgreSQL store
+    # is asked when the search starts (none there: the shipped decision alone)
+    if store and is_url(store):
+        options["search"] = {"adaptation": str(store), "adaptation_namespace": namespace or "default",
+                             **config.options.get("search", {})}
+    elif store and (Path(store) / adaptation.FILENAME).is_file():
         options["search"] = {"adaptation": str(store), **config.options.get("search", {})}
     return config.model_copy(update={"options": options})
 

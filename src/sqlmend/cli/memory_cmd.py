@@ -81,22 +81,20 @@ def build_cmd(
                        not no_decompose, progress=not quiet, on_error=_build_error, namespace=namespace)
     _print_build(report, folder)
     if adapt:
-        _fit_adaptation(ds, preds, sp, pred.stem, folder, quiet)
+        _fit_adaptation(ds, preds, sp, pred.stem, folder, quiet, namespace)
 
 
-def _fit_adaptation(ds, preds: dict[str, str], sp, name: str, folder: Path | str, quiet: bool) -> None:
+def _fit_adaptation(ds, preds: dict[str, str], sp, name: str, folder: Path | str, quiet: bool,
+                    namespace: str = "default") -> None:
     """Fit the search's adaptation on the history part and store it with the memory."""
     from sqlmend.bench.history import fit_history
     from sqlmend.progress import bar as progress_bar
     from sqlmend.search import adaptation
 
-    if is_url(folder):
-        console.print("the search's adaptation is kept in a folder store only: not fitted for a PostgreSQL store")
-        return
     hist = [ds.task(q) for q in sp.history if ds.db_path(ds.task(q).db_id) is not None]
     with ds.databases() as conn, progress_bar(total=len(hist), desc="adaptation", disable=quiet) as bar:
         a = fit_history(name, hist, preds, conn, progress=bar.update)
-    path = adaptation.save(a, folder)
+    path = adaptation.save(a, folder, namespace)
     rules = ([f"the verifier's first candidate over a gap of {a.margin:.3f}"] if a.margin is not None else []) + \
         ([f"the chooser's best over P(right) {a.threshold:.3f}"] if a.threshold is not None else [])
     rule = (f"replaces by {' or '.join(rules)}, searching unflagged queries below {a.suspect_below:g}" if rules
@@ -128,15 +126,14 @@ def add_cmd(
         for qid, stage, reason in st.rejections():
             if qid == question_id:
                 console.print(f"no item from {stage}: {reason}")
-        if not is_url(folder):
-            from sqlmend.bench.history import refit_store
-            from sqlmend.types import Task
+        from sqlmend.bench.history import refit_store
+        from sqlmend.types import Task
 
-            task = Task(question_id, db_id, question, wrong, gold=corrected, db=str(db))
-            adapted = refit_store(folder, task, conn)
-            if adapted is not None:
-                console.print(f"adaptation refitted: {adapted.label}, margin {adapted.margin}, "
-                              f"threshold {adapted.threshold}")
+        task = Task(question_id, db_id, question, wrong, gold=corrected, db=str(db))
+        adapted = refit_store(folder, task, conn, namespace)
+        if adapted is not None:
+            console.print(f"adaptation refitted: {adapted.label}, margin {adapted.margin}, "
+                          f"threshold {adapted.threshold}")
     _print_build(report, folder)
 
 

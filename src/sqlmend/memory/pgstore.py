@@ -184,3 +184,29 @@ class PgMemoryStore(StoreBase):
         return self._con.execute(
             "SELECT count(*) FROM sqlmend_memory_items WHERE namespace = %s AND db_id = %s",
             (self.namespace, self.db_id)).fetchone()[0]
+
+
+def save_adaptation(url: str, namespace: str, body: dict[str, Any]) -> None:
+    """Store the search's adaptation of one namespace (:mod:`sqlmend.search.adaptation`), replacing the last.
+
+    Args:
+        url: ``postgresql://...`` of the memory database.
+        namespace: the memory it belongs to.
+        body: the adaptation's document (``Adaptation.to_dict()``, with its ``version``).
+    """
+    with _connect(url) as conn:
+        ensure_schema(conn, url)
+        conn.execute(
+            """INSERT INTO sqlmend_memory_adaptations (namespace, version, body) VALUES (%s, %s, %s)
+               ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version, body = EXCLUDED.body,
+                   updated_at = now()""",
+            (namespace, int(body.get("version", 0)), json.dumps(body)))
+
+
+def load_adaptation(url: str, namespace: str) -> dict[str, Any] | None:
+    """The adaptation document of one namespace, None when it has none."""
+    with _connect(url) as conn:
+        ensure_schema(conn, url)
+        row = conn.execute("SELECT body FROM sqlmend_memory_adaptations WHERE namespace = %s",
+                           (namespace,)).fetchone()
+    return dict(row[0]) if row else None

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
 
 #: The adaptation document's format version.
@@ -225,8 +226,8 @@ def rows(o: Observation, habits: Habits) -> np.ndarray:
         cols, rows_ = c.get("columns", 0), c.get("rows", 0.0)
         out.append([_logit(c["score"]), lo, c["score"] - o.original_score, float(o.flagged),
                     float(len(c["generators"]) > 1), habits.rate(g, "gen"), habits.rate(_error_type(g), "err"),
-                    habits.rate(_kind(c), "kind"), habits.rate(_edit(o, c), "edit"), i / TOP, float(cols < 0), float(cols > 0), float(rows_ is None),
-                    rows_ or 0.0])
+                    habits.rate(_kind(c), "kind"), habits.rate(_edit(o, c), "edit"), i / TOP, float(cols < 0),
+                    float(cols > 0), float(rows_ is None), rows_ or 0.0])
     return np.asarray(out, dtype=np.float64).reshape(-1, len(NAMES))
 
 
@@ -437,16 +438,28 @@ def refit(adaptation: Adaptation, added: list[tuple[Observation, bool]]) -> Adap
                float(adaptation.fit.get("shipped_margin", 0.57)))
 
 
-def save(adaptation: Adaptation, folder: str | Path) -> Path:
-    """Write the adaptation into a store folder (:data:`FILENAME`)."""
-    path = Path(folder) / FILENAME
+def save(adaptation: Adaptation, location: str | Path, namespace: str = "default") -> Path | str:
+    """Store the adaptation with a memory: a store folder (:data:`FILENAME`) or a PostgreSQL store
+    (one row per namespace). Returns where it went."""
+    if is_url(location):
+        from sqlmend.memory.pgstore import save_adaptation
+
+        save_adaptation(str(location), namespace, adaptation.to_dict())
+        return str(location)
+    path = Path(location) / FILENAME
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(adaptation.to_dict()))
     return path
 
 
-def load(location: str | Path) -> Adaptation | None:
-    """The adaptation of a store folder (or a JSON file); None when it holds none."""
+def load(location: str | Path, namespace: str = "default") -> Adaptation | None:
+    """The adaptation of a store folder, a JSON file or a PostgreSQL store (its ``namespace``); None when
+    it holds none."""
+    if is_url(location):
+        from sqlmend.memory.pgstore import load_adaptation
+
+        body = load_adaptation(str(location), namespace)
+        return Adaptation.from_dict(body) if body is not None else None
     path = Path(location)
     if path.is_dir():
         path = path / FILENAME

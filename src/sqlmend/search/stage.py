@@ -76,8 +76,10 @@ class SearchOptions(StageSettings):
     rerank_top: int = Field(4, ge=1, description="rerank=cross: candidates it scores")
     cross_adapter: str | None = Field(None, description="rerank=cross: adapter folder (default: the shipped one)")
     adaptation: str | None = Field(None, description="a system's adaptation of the decision, fitted on its history "
-                                                     "by `sqlmend memory build`: a memory store folder or its "
-                                                     "adaptation.json (none there: the shipped decision alone)")
+                                                     "by `sqlmend memory build`: a memory store folder, its "
+                                                     "adaptation.json or a postgresql:// store (none there: the "
+                                                     "shipped decision alone)")
+    adaptation_namespace: str = Field("default", description="the memory namespace of a postgresql:// adaptation")
 
     def search_settings(self) -> SearchSettings:
         """The search's bounds under these options (the detectors' search signals use the defaults)."""
@@ -103,7 +105,7 @@ class SearchStage(StageBase):
     def adaptation(self) -> Adaptation | None:
         """The system's adaptation of the decision (search.adaptation), None when there is none."""
         if not self._adaptation_read and self.settings.adaptation:
-            self._adaptation = load_adaptation(self.settings.adaptation)
+            self._adaptation = load_adaptation(self.settings.adaptation, self.settings.adaptation_namespace)
         self._adaptation_read = True
         return self._adaptation
 
