@@ -75,10 +75,49 @@ def bench_review(pred: Path, dataset: str, out: Path, fraction: float = 0.25, se
     confirm.record(run_dir, outcomes, out / "store-review", "gold")
     built = build_all(ds, history_cases(ds, preds, split, workers, progress), out / "store-build", fresh=True,
                       progress=progress)
+    with ds.databases() as conn:
+        effort = review_effort(run, conn)
     by_review, by_build = store_items(out / "store-review"), store_items(out / "store-build")
     return {"pred": Path(pred).name, "history_tasks": len(tasks), "decisions": counts,
             "confirmed": len(confirmed), "memory_build_corrections": built.corrections,
             "items_review": len(by_review), "items_memory_build": len(by_build),
             "identical": by_review == by_build,
             "only_review": sorted(set(by_review) - set(by_build)),
-            "only_memory_build": sorted(set(by_build) - set(by_review)), "items": by_review}
+            "only_memory_build": sorted(set(by_build) - set(by_review)), "effort": effort,
+            "items": by_review}
+
+
+def review_effort(run: Any, conn: Any, first: int = 100, below: float | None = None) -> dict[str, Any]:
+    """How many wrong predictions a reviewer meets in the first ``first`` items: in dataset order, and
+    ordered by P(error) (1 - the shipped verifier's P(correct) of the original, the query alone).
+
+    Args:
+        run: the evaluated :class:`~sqlmend.review.run.Run` (items with their ``before`` verdict).
+        conn: ``db_id -> open database``.
+        first: the items a reviewer reads.
+        below: a P(correct) threshold (the system's ``suspect_below`` when it has an adaptation,
+            else the shipped one): the items over the matching P(error) are also counted.
+
+    Returns:
+        ``{"items", "wrong", "first", "wrong_first_dataset_order", "wrong_first_p_error_order",
+        "threshold", "flagged", "wrong_flagged"}``.
+    """
+    from sqlmend.search.verifier import FeatureVerifier
+
+    verifier = FeatureVerifier()
+    below = verifier.suspect_below if below is None else below
+    scored = []  # (P(error), wrong) in dataset order
+    for it in run.items:
+        if it.before is None or it.before == "gold_error" or it.task is None:
+            continue
+        db = conn(it.db_id)
+        if db is None:
+            continue
+        p_error = 1.0 - verifier.p_correct(db, it.correction.original_sql, it.task.question, it.task.evidence or "")
+        scored.append((p_error, it.before != "correct"))
+    ranked = sorted(scored, key=lambda x: -x[0])  # stable: ties keep dataset order
+    flagged = [w for p, w in scored if p > 1.0 - below]
+    return {"items": len(scored), "wrong": sum(w for _, w in scored), "first": first,
+            "wrong_first_dataset_order": sum(w for _, w in scored[:first]),
+            "wrong_first_p_error_order": sum(w for _, w in ranked[:first]),
+            "threshold": round(1.0 - below, 4), "flagged": len(flagged), "wrong_flagged": sum(flagged)}
