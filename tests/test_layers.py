@@ -26,9 +26,9 @@ LAYERS = {
     "search": 6,
     "detect": 7,
     "pipeline": 8,
-    "batch": 9,
-    "api": 10, "review": 10,
-    "service": 11,
+    "api": 9,
+    "batch": 10,
+    "review": 11, "service": 11,
     "bench": 12,
     "cli": 13,
 }

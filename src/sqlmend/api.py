@@ -31,9 +31,10 @@ itself raises, at construction: a missing database
 (:class:`~sqlmend.errors.DatabaseNotFoundError`), an unknown stage or option
 (:class:`~sqlmend.errors.ConfigError`).
 
-The CLI's single query (``sqlmend correct --db ... --sql ...``, ``sqlmend check``)
-and the HTTP service (one Corrector per database, sharing one set of stages)
-are built on this class.
+The CLI's single query (``sqlmend correct --db ... --sql ...``, ``sqlmend check``),
+the HTTP service and the Ray workers of ``sqlmend correct --engine ray`` (one
+Corrector per database, sharing one set of stages: :class:`Correctors`) are
+built on this class.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from urllib.parse import urlparse
 
 from sqlmend.db import Database, connect
 from sqlmend.errors import ConfigError, SqlmendError
-from sqlmend.pipeline import Pipeline, PipelineConfig
+from sqlmend.pipeline import Pipeline, PipelineConfig, database_for
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, StageTrace, Task
 
@@ -521,6 +522,26 @@ class Correctors:
         for c in evicted:
             c.close()  # a query running on it now finishes first
         return found
+
+    def correct_task(self, task: Task) -> Correction:
+        """Correct a whole task on its database's Corrector (made on first use, then kept open).
+
+        The record is the one ``Pipeline.correct(task)`` gives (the task's id, ``db_id`` and
+        evidence kept): what a batch worker calls for each task of a prediction file, opening
+        each database once instead of once per task. Never raises for a problem of the item.
+
+        Args:
+            task: the task; its database is ``task.db`` or found by ``db_id`` under the
+                pipeline's ``db_root``.
+        """
+        if not task.sql or not task.sql.strip():
+            return self.pipeline.correct(task)  # answered without a database
+        try:
+            corrector = self.get(database_for(task, self.pipeline.db_root), db_id=task.db_id)
+            return corrector._run(self.pipeline, task)
+        except Exception as exc:  # a missing database, or a bug in one item: the item's error
+            return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
+                              sql=task.sql, error=f"{type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         """Close every Corrector."""

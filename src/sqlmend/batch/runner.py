@@ -13,12 +13,46 @@ from sqlmend.batch.folder import RUN_FILE, file_sha256, in_shard, write_outputs
 from sqlmend.data.datasets import load_dataset
 from sqlmend.data.predictions import load_predictions, sniff_pred_format
 from sqlmend.data.sampling import choose
+from sqlmend.errors import ConfigError
 from sqlmend.pipeline import correct_batch
 from sqlmend.types import Correction, Task
 
 
+def check_engine(engine: str) -> str | None:
+    """Read ``--engine``: ``local`` (threads here) gives None; ``ray`` (``RAY_ADDRESS``, else a
+    local Ray) gives ``""``; ``ray://HOST:PORT`` gives that address.
+
+    >>> check_engine("local") is None, check_engine("ray"), check_engine("ray://head:10001")
+    (True, '', 'ray://head:10001')
+
+    Raises:
+        ConfigError: another value.
+    """
+    if engine == "local":
+        return None
+    if engine == "ray" or (engine.startswith("ray://") and len(engine) > len("ray://")):
+        return "" if engine == "ray" else engine
+    raise ConfigError(f"unknown engine {engine!r}: expected local, ray or ray://HOST:PORT")
+
+
+def _correct_tasks(tasks: list[Task], config: Any, checkpoint: Path, progress: bool, db_root: Any,
+                   engine: str) -> list[Correction]:
+    address = check_engine(engine)
+    if address is None:
+        return correct_batch(tasks, config, checkpoint=checkpoint, progress=progress, db_root=db_root)
+    try:
+        from sqlmend.batch.ray_engine import correct_batch_ray
+    except ImportError as exc:
+        if not (exc.name or "").startswith("ray"):
+            raise
+        raise ConfigError(f"--engine {engine} needs Ray: pip install 'sqlmend[ray]' ({exc})") from None
+    return correct_batch_ray(tasks, config, checkpoint=checkpoint, progress=progress, db_root=db_root,
+                             address=address or None)
+
+
 def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Any, out: Path, fmt: str,
-             progress: bool = True, manifest: dict[str, Any] | None = None) -> tuple[list[Correction], Path]:
+             progress: bool = True, manifest: dict[str, Any] | None = None,
+             engine: str = "local") -> tuple[list[Correction], Path]:
     """Correct ``tasks`` of a prediction file and write the run folder ``out``.
 
     Args:
@@ -30,24 +64,25 @@ def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Any, out
         fmt: the prediction file's format.
         progress: show a progress bar.
         manifest: what to record in ``run.json`` beside the configuration.
+        engine: where the tasks run (:func:`check_engine`): ``local`` threads, or Ray
+            (``ray``, ``ray://HOST:PORT``); the run folder is the same.
 
     Returns:
         The corrections and the path of the corrected prediction file.
     """
     out.mkdir(parents=True, exist_ok=True)
-    record = {**(manifest or {}), "format": fmt, "tasks_run": len(tasks),
+    record = {**(manifest or {}), "format": fmt, "tasks_run": len(tasks), "engine": engine,
               "config": config.model_dump(mode="json")}
     (out / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     t0 = time.perf_counter()
-    results = correct_batch(tasks, config, checkpoint=out / "corrections.jsonl", progress=progress,
-                            db_root=ds.db_root)
+    results = _correct_tasks(tasks, config, out / "corrections.jsonl", progress, ds.db_root, engine)
     return results, write_outputs(out, ds, preds, results, fmt, time.perf_counter() - t0)
 
 
 def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root: str | None = None,
                  db_root: str | None = None, limit: int | None = None, sample: int | None = None,
                  seed: int = 0, shard: tuple[int, int] | None = None,
-                 progress: bool = True) -> tuple[list[Correction], Path]:
+                 progress: bool = True, engine: str = "local") -> tuple[list[Correction], Path]:
     """``sqlmend correct --dataset --pred --out``: choose the tasks, keep a shard, run, write.
 
     Args:
@@ -62,10 +97,12 @@ def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root:
         seed: the sample's seed.
         shard: ``(K, N)``: only the tasks of shard K of N.
         progress: show a progress bar.
+        engine: ``local``, ``ray`` or ``ray://HOST:PORT`` (:func:`check_engine`).
 
     Returns:
         The corrections and the corrected prediction file.
     """
+    check_engine(engine)
     ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
     preds = load_predictions(pred, ds)
     chosen = choose(ds.with_sql(preds), limit, sample, seed)
@@ -74,4 +111,4 @@ def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root:
                 "db_root": db_root, "selection": {"limit": limit, "sample": sample, "seed": seed},
                 "tasks_selected": len(chosen), "shard": list(shard) if shard else None}
     return run_file(ds, preds, in_shard(chosen, shard), config, out, sniff_pred_format(pred),
-                    progress=progress, manifest=manifest)
+                    progress=progress, manifest=manifest, engine=engine)

@@ -151,6 +151,10 @@ def correct(
     shard: str = typer.Option(None, metavar="K/N",
                               help="correct only shard K of N of the chosen tasks (split by question id); "
                                    "join the N run folders with `sqlmend merge`"),
+    engine: str = typer.Option("local", metavar="local|ray|ray://HOST:PORT",
+                               help="where the tasks run: local threads, or --workers Ray actors (ray: "
+                                    "RAY_ADDRESS's cluster, else a local Ray; needs the ray extra of "
+                                    "sqlmend); same checkpoint and output (docs/scale.md)"),
     memory_store: str = typer.Option(None, "--memory-store", metavar="DIR|URL",
                                      help="repair memory for the memory stage: a folder as written by "
                                           "`sqlmend memory add/build --store`, or a postgresql:// URL shared "
@@ -173,6 +177,8 @@ def correct(
       sqlmend correct --db concert_singer.sqlite --question "Oldest singer?" --sql "SELECT ..."
 
       sqlmend correct --dataset tasks.jsonl --db-root dbs/ --pred preds.jsonl --out runs/b --shard 1/4
+
+      sqlmend correct --dataset spider-dev --pred dev.sql --out runs/c --engine ray --workers 8
     """
     config = with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option),
                          memory_store, memory_namespace)
@@ -191,7 +197,7 @@ def correct(
     try:
         results, target = correct_file(dataset, pred, out, config, data_root=data_root, db_root=db_root,
                                        limit=limit, sample=sample, seed=seed, shard=parse_shard(shard),
-                                       progress=not quiet)
+                                       progress=not quiet, engine=engine)
     except SqlmendError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
