@@ -14,7 +14,8 @@ WRONG = "SELECT Maker FROM car_makers WHERE Id = 999"  # no rows, a doubtful ans
 
 def _item(qid: str, sql: str, before: str):
     task = Task(qid, "car_1", "How many car makers are there?", sql, gold=RIGHT)
-    return SimpleNamespace(before=before, task=task, db_id="car_1", correction=SimpleNamespace(original_sql=sql))
+    return SimpleNamespace(qid=qid, before=before, task=task, db_id="car_1",
+                           correction=SimpleNamespace(original_sql=sql))
 
 
 def test_ordered_by_p_error_the_wrong_ones_come_first(spider_db):

@@ -102,19 +102,13 @@ def review_effort(run: Any, conn: Any, first: int = 100, below: float | None = N
         ``{"items", "wrong", "first", "wrong_first_dataset_order", "wrong_first_p_error_order",
         "threshold", "flagged", "wrong_flagged"}``.
     """
+    from sqlmend.review.run import p_errors
     from sqlmend.search.verifier import FeatureVerifier
 
-    verifier = FeatureVerifier()
-    below = verifier.suspect_below if below is None else below
-    scored = []  # (P(error), wrong) in dataset order
-    for it in run.items:
-        if it.before is None or it.before == "gold_error" or it.task is None:
-            continue
-        db = conn(it.db_id)
-        if db is None:
-            continue
-        p_error = 1.0 - verifier.p_correct(db, it.correction.original_sql, it.task.question, it.task.evidence or "")
-        scored.append((p_error, it.before != "correct"))
+    below = FeatureVerifier().suspect_below if below is None else below
+    risk = p_errors(run, conn)
+    scored = [(risk[it.qid], it.before != "correct") for it in run.items  # dataset order
+              if it.qid in risk and it.before is not None and it.before != "gold_error"]
     ranked = sorted(scored, key=lambda x: -x[0])  # stable: ties keep dataset order
     flagged = [w for p, w in scored if p > 1.0 - below]
     return {"items": len(scored), "wrong": sum(w for _, w in scored), "first": first,

@@ -39,13 +39,15 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from sqlmend.memory.store import is_url, shown
+from sqlmend.search import adaptation
+from sqlmend.search.verifier import FeatureVerifier
 from sqlmend.review import confirm
 from sqlmend.review.decisions import ReviewLog
 from sqlmend.review.diff import highlight, sql_diff
-from sqlmend.review.run import Item, Run, execute_preview
+from sqlmend.review.run import Item, Run, execute_preview, p_errors
 
 #: Query parameters of the list filter, in display order.
-FILTERS = ("changed", "flagged", "rule", "error_type", "stage", "verdict", "db", "decision")
+FILTERS = ("changed", "flagged", "rule", "error_type", "stage", "verdict", "db", "decision", "p_error", "order")
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
@@ -166,6 +168,25 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     def form_filters(data: dict[str, str]) -> dict[str, str]:
         return filters_of({k: v[-1] for k, v in parse_qs(data.get("filters", "")).items()})
 
+    risk: dict[str, float] = {}  # P(error) per item, computed when a list first asks for it
+    adapted = adaptation.load(store_folder, namespace) if store_folder else None
+    # an item is a suspect above this P(error): the system's calibrated threshold when its memory has one
+    threshold = 1.0 - (adapted.suspect_below if adapted is not None else FeatureVerifier().suspect_below)
+
+    def p_error(it: Item) -> float:
+        if not risk:
+            risk.update(p_errors(run) or {"": 0.0})
+        return risk.get(it.qid, 0.0)
+
+    def in_list(f: dict[str, str], latest: dict[str, Any]) -> list[Item]:
+        """The items the filters keep, in dataset order or by P(error), highest first (``order=p_error``)."""
+        out = [x for x in run.items if _matches(x, f, latest)]
+        if f.get("p_error") in ("above", "below"):
+            out = [x for x in out if (p_error(x) > threshold) == (f["p_error"] == "above")]
+        if f.get("order") == "p_error":
+            out.sort(key=lambda x: -p_error(x))
+        return out
+
     def item_url(qid: str, f: dict[str, str]) -> str:
         return f"/item/{qid}" + (f"?{urlencode(f)}" if f else "")
 
@@ -175,7 +196,7 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
         except Exception:
             raise HTTPException(404, f"no question {qid} in this run") from None
         latest = log.latest()
-        ids = [x.qid for x in run.items if _matches(x, f, latest)]
+        ids = [x.qid for x in in_list(f, latest)]
         pos = ids.index(qid) if qid in ids else -1
         nxt = ids[pos + 1] if 0 <= pos < len(ids) - 1 else None
         prev = ids[pos - 1] if pos > 0 else None
@@ -207,11 +228,12 @@ def create_app(run: Run, reviewer: str, store_folder: str | Path, judge: Any = N
     def index(request: Request) -> HTMLResponse:
         f = filters_of(request.query_params)
         latest = log.latest()
-        visible = [x for x in run.items if _matches(x, f, latest)]
+        visible = in_list(f, latest)
         facets = _facets(run.items, latest)
         return page("list.html", items=visible, facets=facets, filters=f, latest=latest,
                     decision_of=lambda it: _decision_of(it, latest), filters_qs=urlencode(f),
-                    total=len(run.items))
+                    total=len(run.items), risk=risk if (f.get("order") or f.get("p_error")) else {},
+                    threshold=round(threshold, 3))
 
     @app.get("/item/{qid}", response_class=HTMLResponse)
     def item(qid: str, request: Request) -> HTMLResponse:

@@ -188,3 +188,44 @@ def execute_preview(db_path: Any, sql_text: str, rows: int = 10, timeout: float 
         return {"ok": False, "error": f"{type(e).__name__}: {e}"}
     return {"ok": True, "columns": list(r.columns), "rows": [list(x) for x in r.rows[:rows]],
             "count": len(r.rows), "truncated": r.truncated, "seconds": round(r.elapsed, 4)}
+
+
+def p_errors(run: Run, connect_db: Any = None) -> dict[str, float]:
+    """P(error) of each item's original SQL: 1 - the shipped feature verifier's P(correct) of the query
+    alone (:meth:`sqlmend.search.verifier.FeatureVerifier.p_correct`), for ordering the review.
+
+    Args:
+        run: the run.
+        connect_db: ``db_id -> open database`` (None: each database is opened here, once).
+
+    Returns:
+        ``{question_id: P(error)}`` for the items whose database opens and whose SQL can be judged.
+    """
+    from contextlib import ExitStack
+
+    from sqlmend.db import connect
+    from sqlmend.search.verifier import FeatureVerifier
+
+    verifier = FeatureVerifier()
+    out: dict[str, float] = {}
+    with ExitStack() as stack:
+        opened: dict[str, Any] = {}
+
+        def db_of(db_id: str) -> Any:
+            if connect_db is not None:
+                return connect_db(db_id)
+            if db_id not in opened:
+                path = run.db_path(db_id)
+                opened[db_id] = stack.enter_context(connect(path)) if path is not None else None
+            return opened[db_id]
+
+        for it in run.items:
+            db = db_of(it.db_id)
+            if db is None or it.task is None:
+                continue
+            try:
+                out[it.qid] = 1.0 - verifier.p_correct(db, it.correction.original_sql, it.task.question,
+                                                       it.task.evidence or "")
+            except SqlmendError:
+                continue
+    return out
