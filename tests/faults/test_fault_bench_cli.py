@@ -1,22 +1,26 @@
-"""``sqlmend bench faults`` prints the faults table (the Ray row keeps its place)."""
+"""``sqlmend bench faults`` prints the faults table; its Ray row kills a real Ray worker."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from sqlmend.cli import app
 
 
 def test_bench_faults_prints_the_table(pred, tmp_path):
+    pytest.importorskip("ray", reason="the Ray row needs sqlmend[ray]")
     res = CliRunner().invoke(app, ["bench", "faults", "--pred", str(pred), "--out", str(tmp_path),
                                    "--only", "ray-worker,model-slow"])
     assert res.exit_code == 0, res.output
     assert "| fault | what the user sees | items | lost | clear error | re-run completes them |" in res.output
-    assert "a Ray worker killed mid-batch | not measured yet" in res.output
     rows = json.loads((tmp_path / "report.json").read_text())
-    assert [r["fault"].split()[0] for r in rows] == ["a", "model"] and rows[1]["lost"] == 0
+    assert [r["fault"].split()[0] for r in rows] == ["a", "model"] and [r["lost"] for r in rows] == [0, 0]
+    ray_row = rows[0]
+    assert ray_row["detail"]["killed"] and ray_row["detail"]["identical"] and ray_row["items"] == 40
+    assert "identical to the local run's" in ray_row["sees"]
     assert (tmp_path / "report.md").read_text() in res.output
 
 

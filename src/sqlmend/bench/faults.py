@@ -17,7 +17,7 @@ The faults:
   (:func:`sqlmend.batch.run_file` on a private copy of a few Spider databases), one database file
   locked by a writer process (``BEGIN EXCLUSIVE``), rewritten in place as ``cp`` does (truncated,
   half written, then completed), or deleted (and put back for the re-run);
-* ``ray-worker``: a Ray worker killed mid-batch (not measured until the Ray engine exists);
+* ``ray-worker``: a Ray worker process killed mid-batch under ``--engine ray`` (needs ``sqlmend[ray]``);
 * ``model-hangs`` / ``model-garbage`` / ``model-slow``: the model endpoint of a batch (an
   OpenAI-protocol server on loopback, FastAPI) never answers, answers a body that is not a
   completion, or answers late but within the time-out;
@@ -560,9 +560,72 @@ def memory_store_fault(pred: Path, work: Path, *, replicas: int = 2, clients: in
 # --- all of them ----------------------------------------------------------------------
 
 
-def ray_worker_fault() -> FaultRow:
-    """The Ray row's place: measured once ``sqlmend correct --engine ray`` exists (issue 29 item 2)."""
-    return FaultRow("a Ray worker killed mid-batch", "not measured yet: the Ray engine is not built")
+def ray_worker_fault(pred: Path, work: Path, *, dbs: int = 4, per_db: int = 10, workers: int = 2,
+                     data_root: str | None = None) -> FaultRow:
+    """A Ray worker process killed (SIGKILL) mid-batch under ``--engine ray`` on a local Ray.
+
+    The clean run of the same tasks with the local engine is the reference: Ray restarts the
+    actor and runs its call again, and the run must finish with the local run's SQL for every task.
+
+    Args:
+        pred: a Spider-dev prediction file.
+        work: a fresh folder.
+        dbs: databases in the batch.
+        per_db: tasks per database.
+        workers: Ray actors.
+        data_root: the folder holding ``spider/``.
+    """
+    try:
+        import ray
+
+        from sqlmend.batch.ray_engine import ACTOR_PREFIX, NAMESPACE
+    except ImportError:
+        return FaultRow("a Ray worker killed mid-batch", "not measured: ray is not installed "
+                        "(pip install 'sqlmend[ray]')")
+    from sqlmend.batch import run_file
+    from sqlmend.pipeline import PipelineConfig, read_checkpoint
+
+    t0 = time.perf_counter()
+    b = make_batch(pred, work, dbs, per_db, data_root, copy=False)
+    config = PipelineConfig(workers=workers)
+    clean, clean_file = run_file(b.ds, b.preds, b.tasks, config, work / "clean", b.fmt, progress=False)
+    expected = {c.question_id: c.sql for c in clean}
+    out = work / "faulted"
+    killed: list[int] = []
+
+    def kill_one() -> None:
+        names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+                 if a["namespace"] == NAMESPACE and a["name"].startswith(ACTOR_PREFIX)]
+        if names:
+            pid = ray.get(ray.get_actor(sorted(names)[0], namespace=NAMESPACE).pid.remote(), timeout=60)
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    ray.init(address="local", num_cpus=workers, num_gpus=0, include_dashboard=False,
+             logging_level="ERROR", log_to_driver=False)
+    try:
+        watch = _Watch(out / "corrections.jsonl", max(1, len(b.tasks) // 4), kill_one)
+        watch.start()
+        try:
+            faulted, faulted_file = run_file(b.ds, b.preds, b.tasks, config, out, b.fmt, progress=False,
+                                             engine="ray")
+        finally:
+            watch.stop.set()
+            watch.join()
+    finally:
+        ray.shutdown()
+    counts = _count(read_checkpoint(out / "corrections.jsonl"), b.tasks, expected)
+    identical = faulted_file.read_bytes() == clean_file.read_bytes()
+    sees = (f"worker pid {killed[0] if killed else '?'} killed after {watch.lines} of {len(b.tasks)} items; "
+            f"Ray restarted it and ran its call again; the batch finished, corrected file "
+            f"{'identical to' if identical else 'DIFFERENT from'} the local run's")
+    return FaultRow(
+        fault="a Ray worker killed mid-batch (SIGKILL)", sees=sees if killed else "the worker was not killed",
+        items=len(b.tasks), lost=len(counts["missing"]) + len(counts["silent"]) + len(counts["unclear"]),
+        clear=len(counts["clear"]), rerun="n/a (retried by Ray within the run)",
+        seconds=round(time.perf_counter() - t0, 1),
+        detail={"killed": killed, "identical": identical, "fault_fired": watch.fired,
+                **{k: v for k, v in counts.items() if k != "errors"}})
 
 
 def run_faults(pred: Path, out: Path, only: list[str] | None = None, data_root: str | None = None,
@@ -589,7 +652,7 @@ def run_faults(pred: Path, out: Path, only: list[str] | None = None, data_root: 
         "sqlite-locked": lambda w: sqlite_fault("locked", pred, w, data_root=data_root),
         "sqlite-replaced": lambda w: sqlite_fault("replaced", pred, w, data_root=data_root),
         "sqlite-deleted": lambda w: sqlite_fault("deleted", pred, w, data_root=data_root),
-        "ray-worker": lambda w: ray_worker_fault(),
+        "ray-worker": lambda w: ray_worker_fault(pred, w, data_root=data_root),
         "model-hangs": lambda w: model_fault("hang", pred, w, data_root=data_root),
         "model-garbage": lambda w: model_fault("garbage", pred, w, data_root=data_root),
         "model-slow": lambda w: model_fault("slow", pred, w, data_root=data_root),
