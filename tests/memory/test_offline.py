@@ -12,7 +12,7 @@ from sqlmend.memory.isolation import IsolatedGroup, collect_evidence, revert_gro
 from sqlmend.memory.items import admission_problem
 from sqlmend.memory.judge import classify, judge_mechanical
 from sqlmend.memory.recovery import recover
-from sqlmend.bench.split import history_twins, load_split, save_split, split_tasks
+from sqlmend.data.split import history_twins, load_split, save_split, split_tasks
 from sqlmend.memory.store import MemoryStore
 from sqlmend.types import Edit, Task
 

@@ -163,3 +163,25 @@ def test_only_the_served_host_names_are_answered(car_run, tmp_path):
     assert TestClient(app, base_url="http://127.0.0.1:8765").get("/").status_code == 200
     # a page of another site whose name now resolves to 127.0.0.1 (DNS rebinding) gets nothing
     assert TestClient(app, base_url="http://evil.example:8765").get("/").status_code == 400
+
+
+def test_memory_build_refits_the_systems_adaptation_when_the_store_holds_one(client):
+    """A confirmed correction from the review page teaches the search's adaptation too (issue 28):
+    the store's adaptation.json gains the question in its history, once however often one builds."""
+    from sqlmend.search import adaptation as adapt
+
+    c, token, run = client
+    store = c.app.state.store
+    obs = [adapt.Observation(f"h{i}", 0.5, False, [{"score": 0.2, "generators": ["join_path"], "right": False}])
+           for i in range(20)]
+    adapt.save(adapt.fit("sys", obs, {o.question_id: True for o in obs}, 0.4, 20), store)
+    c.post("/item/112/decide", data={"csrf": token, "action": "edit", "sql":
+           "SELECT Accelerate FROM car_names JOIN cars_data ON car_names.MakeId = cars_data.Id "
+           "WHERE Make = 'amc hornet sportabout (sw)'"})
+    for _ in range(2):
+        c.post("/memory/build", data={"csrf": token})
+        refit = adapt.load(store)
+        assert [d["question_id"] for d in refit.observations].count("112") == 1
+        assert refit.history["questions"] == 21
+    build = json.loads((run.folder / "memory_builds.jsonl").read_text().splitlines()[-1])
+    assert {o["question_id"]: o["adaptation"] for o in build["outcomes"]}["112"] == refit.label

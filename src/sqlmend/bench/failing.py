@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from sqlmend.bench.search import after_static_stage
+from sqlmend.search.history import after_static_stage
 from sqlmend.data.sampling import seeded_sample
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key

@@ -1,6 +1,6 @@
 """``sqlmend bench memory`` and ``sqlmend memory build``: MIRA's repair memory on a split (MIRA §4).
 
-The history part of a split (:mod:`sqlmend.bench.split`) gives the confirmed
+The history part of a split (:mod:`sqlmend.data.split`) gives the confirmed
 corrections (its wrong predictions, with the gold as the correction); each
 database's memory is built from them (:func:`build_all`), the test part is
 corrected with the memory stage, and the two evaluations are paired
@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlmend.bench.split import Split, load_split, save_split, split_tasks
+from sqlmend.data.split import Split, load_split, save_split, split_tasks
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.memory.build import BuildReport, ConfirmedCorrection, build_memory

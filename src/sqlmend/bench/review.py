@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from sqlmend.bench.split import Split, split_tasks
+from sqlmend.data.split import Split, split_tasks
 
 
 def bench_review(pred: Path, dataset: str, out: Path, fraction: float = 0.25, seed: int = 0,

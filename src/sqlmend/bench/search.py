@@ -37,8 +37,9 @@ from sqlmend.data.predictions import load_predictions
 from sqlmend.data.sampling import seeded_sample
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.engine import result_key
+from sqlmend.search.history import after_static_stage
 from sqlmend.search.stage import SearchStage
-from sqlmend.stage import RunSettings, StageContext, refused_by_engine
+from sqlmend.stage import RunSettings, refused_by_engine
 from sqlmend.types import Task
 
 
@@ -50,18 +51,6 @@ def subset(ds: Dataset, sample: int = 0, seed: int = 0, limit: int = 0) -> Datas
     if sample:
         tasks = seeded_sample(tasks, sample, seed)
     return replace(ds, tasks=tasks)
-
-
-def after_static_stage(static: StaticStage, task: Task, db: Any) -> StageContext:
-    """``task.sql`` through the static stage, as the pipeline hands it to the search: its accepted
-    rewrite, or the query with the stage's findings."""
-    ctx = StageContext(task=task, db=db, sql=task.sql, run=static.run_settings)
-    st = static.run(ctx)
-    if st.verdict is not None and st.verdict.accepted:
-        ctx.accept(st.verdict.sql)
-    else:
-        ctx.findings.extend(st.findings)
-    return ctx
 
 
 def run_file(ds: Dataset, preds: dict[str, str], conn: Callable[[str], Any], stage: SearchStage,

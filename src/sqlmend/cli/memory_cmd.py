@@ -87,7 +87,7 @@ def build_cmd(
 def _fit_adaptation(ds, preds: dict[str, str], sp, name: str, folder: Path | str, quiet: bool,
                     namespace: str = "default") -> None:
     """Fit the search's adaptation on the history part and store it with the memory."""
-    from sqlmend.bench.history import fit_history
+    from sqlmend.search.history import fit_history
     from sqlmend.progress import bar as progress_bar
     from sqlmend.search import adaptation
 
@@ -126,7 +126,7 @@ def add_cmd(
         for qid, stage, reason in st.rejections():
             if qid == question_id:
                 console.print(f"no item from {stage}: {reason}")
-        from sqlmend.bench.history import refit_store
+        from sqlmend.search.history import refit_store
         from sqlmend.types import Task
 
         task = Task(question_id, db_id, question, wrong, gold=corrected, db=str(db))

@@ -22,6 +22,8 @@ from sqlmend.errors import SqlmendError
 from sqlmend.memory.build import ConfirmedCorrection, build_memory
 from sqlmend.memory.store import open_store, shown
 from sqlmend.review.decisions import Decision
+from sqlmend.search.history import refit_with
+from sqlmend.types import Task
 
 #: Build outcomes are appended here, in the run folder.
 BUILDS = "memory_builds.jsonl"
@@ -50,6 +52,7 @@ class Outcome:
     items: list[dict[str, Any]] = field(default_factory=list)  # id, kind, error_type, violation
     reasons: list[dict[str, str]] = field(default_factory=list)  # stage, reason (when no item)
     error: str | None = None
+    adaptation: str | None = None  # the search's adaptation refitted with it (its label), if the store holds one
 
 
 def confirmations(run: Any, decisions: dict[str, Decision]) -> tuple[list[Confirmation], dict[str, str]]:
@@ -119,6 +122,13 @@ def build(run: Any, confirmed: list[Confirmation], folder: str | Path, judge: An
             with connect(path) as db, open_store(folder, db_id, namespace=namespace) as store:
                 for c in cases:
                     outcomes[c.question_id] = _build_one(db, store, c, judge, embedder, recovery)
+                # the system's adaptation of the search, when the store holds one, learns them too
+                tasks = [Task(c.question_id, db_id, c.question, c.wrong_sql, gold=c.corrected_sql, db=str(path))
+                         for c in cases if outcomes[c.question_id].error is None]
+                adapted = refit_with(folder, tasks, lambda _db_id: db, namespace) if tasks else None
+                if adapted is not None:
+                    for c in cases:
+                        outcomes[c.question_id].adaptation = adapted.label
         except SqlmendError as e:
             for c in cases:
                 outcomes.setdefault(c.question_id, Outcome(c.question_id, db_id, c.action, error=str(e)))
