@@ -522,7 +522,7 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
     if len(set(ids)) != len(ids):
         raise ConfigError("question ids of a batch must be unique")
     done = read_checkpoint(checkpoint) if checkpoint else {}
-    todo = [t for t in tasks if t.question_id not in done or _retried(done[t.question_id])]
+    todo = [t for t in tasks if t.question_id not in done or transient(done[t.question_id].error)]
     pipe = pipeline or Pipeline(config, resolve=resolve, db_root=db_root)
     sink = _Checkpoint(Path(checkpoint) if checkpoint else None)
     results: dict[str, Correction] = {k: v for k, v in done.items() if k in set(ids)}
@@ -546,15 +546,15 @@ def correct_batch(tasks: Iterable[Task], config: PipelineConfig | None = None, *
     return [results[i] for i in ids]
 
 
-#: Item errors a re-run retries: the database was missing, locked, changed or too slow, which a
-#: later run may not meet (an empty SQL or a bug fails the same way again and is kept).
-TRANSIENT_ERRORS = frozenset({"DatabaseError", "DatabaseNotFoundError", "DatabaseUnavailable",
-                              "DeadlineExceeded", "QueryTimeout", "WorkLimitExceeded"})
+#: Item errors a re-run retries: the database was missing, locked, changed, or the machine too slow
+#: for the safety net, which a later run may not meet (an empty SQL or a bug fails the same way
+#: again and is kept).
+TRANSIENT_ERRORS = frozenset({"DatabaseError", "DatabaseNotFoundError", "DatabaseUnavailable", "DeadlineExceeded"})
 
 
-def _retried(c: Correction) -> bool:
-    """Whether a re-run corrects this checkpointed item again (its error was transient)."""
-    return c.error is not None and c.error.split(":", 1)[0] in TRANSIENT_ERRORS
+def transient(error: str | None) -> bool:
+    """Whether an item's ``error`` (``"Kind: message"``) is one a re-run retries."""
+    return error is not None and error.split(":", 1)[0] in TRANSIENT_ERRORS
 
 
 def _safe_correct(pipe: Pipeline, task: Task) -> Correction:

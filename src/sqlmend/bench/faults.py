@@ -155,14 +155,14 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 def _count(done: dict[str, Correction], tasks: list[Task], expected: dict[str, str]) -> dict[str, Any]:
     """Missing items, answers that differ from ``expected`` without an error, clear and unclear errors."""
-    from sqlmend.pipeline import TRANSIENT_ERRORS
+    from sqlmend.pipeline import transient
 
     missing = [t.question_id for t in tasks if t.question_id not in done]
     silent = [t.question_id for t in tasks if t.question_id in done and done[t.question_id].error is None
               and done[t.question_id].sql != expected[t.question_id]]
     errors = {t.question_id: done[t.question_id].error for t in tasks
               if t.question_id in done and done[t.question_id].error}
-    clear = [q for q, e in errors.items() if e.split(":", 1)[0] in TRANSIENT_ERRORS]
+    clear = [q for q, e in errors.items() if transient(e)]
     unclear = [q for q in errors if q not in clear]
     return {"missing": missing, "silent": silent, "clear": clear, "unclear": unclear, "errors": errors}
 

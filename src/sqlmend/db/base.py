@@ -28,10 +28,9 @@ DEFAULT_TIMEOUT = 30.0
 #: Default cap on returned rows.
 DEFAULT_MAX_ROWS = 10_000
 #: On an engine that counts its work (SQLite), a query's ``timeout`` is a work limit: this many
-#: work units (thousands of VM instructions) per second of it. Measured on this project's 2-core
-#: machine, one thread: 30,000-160,000 per CPU second by the kind of query (sorts and groups are
-#: the slow end); the limit then stops a query at the same instruction on an idle machine and a
-#: busy one.
+#: work units (thousands of VM instructions) per second of it: a setting, not a fit (the search's
+#: 1 s candidate limit is 100 million VM instructions). The limit stops a query at the same
+#: instruction on an idle machine and a busy one; a query's own rate varies with what it does.
 WORK_PER_SECOND = 100_000
 #: The wall-clock safety net of a work-limited query, as a multiple of its ``timeout``: past it the
 #: query ends with :class:`~sqlmend.errors.DeadlineExceeded` (the item's "timed out" error), never

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from sqlmend import sql as sqlmod
-from sqlmend.errors import DatabaseError, DeadlineExceeded, ItemAborted, SqlError
+from sqlmend.errors import DatabaseError, DeadlineExceeded, SqlError
 from sqlmend.search.generators import Generator, SearchInput, all_generators
 from sqlmend.stage import exec_error_text
 from sqlmend.types import ExecResult, Finding
@@ -174,8 +174,6 @@ class _Runner:
         for gen in gens:
             try:
                 produced = list(gen(base.tree, inp))
-            except ItemAborted:
-                raise
             except Exception:  # a generator tripping on an odd tree skips it, never stops the search
                 continue
             for tree, label in produced:

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from sqlmend import sql as sqlmod
-from sqlmend.errors import ItemAborted
 from sqlmend.sql import ast
 from sqlmend.search.generators import SearchInput, all_generators
 from sqlmend.types import ExecResult
@@ -155,8 +154,6 @@ def _linking(f: Any, inp: SearchInput, question_low: str) -> dict[str, float]:
         if vi is not None and col is not None and col.table:
             try:
                 stored += vi.contains(col.table, col.column, lit.value.strip("%"))
-            except ItemAborted:
-                raise
             except Exception:
                 pass
     qlits = [p for p in inp.literals if not re.fullmatch(r"[\d.]+", p)]

@@ -21,7 +21,6 @@ from typing import Any, Callable, Iterable, Sequence
 
 from rapidfuzz import fuzz
 
-from sqlmend.errors import ItemAborted
 from sqlmend.types import Schema
 
 #: Words that never link on their own.
@@ -167,8 +166,6 @@ def value_links(question: str, value_index: Any, limit: int = 3) -> list[Link]:
         for mode, score in modes:
             try:
                 matches = value_index.search(phrase, mode=mode, limit=limit)
-            except ItemAborted:
-                raise
             except Exception:  # a value index that cannot answer gives no link, never a failure
                 matches = []
             fields = [f for f in (_match_fields(m) for m in matches or []) if f]
