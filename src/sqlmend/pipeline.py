@@ -246,6 +246,8 @@ def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
         trace = StageTrace(stage=getattr(stage, "name", "?"), status="failed", note=f"{kind}: {exc}")
         if isinstance(exc, StructuredOutputError):  # its calls were made: count them
             trace.calls, trace.tokens_in, trace.tokens_out = exc.attempts, exc.tokens_in, exc.tokens_out
+    if getattr(ctx.db, "aborted", None) is not None:  # a handler inside the stage caught it: still the item's
+        raise ctx.db.aborted
     if not trace.seconds:
         trace.seconds = round(time.perf_counter() - start, 4)
     return trace
@@ -345,6 +347,7 @@ class Pipeline:
             return result
         try:
             with nullcontext(db) if db is not None else connect(database_for(task, self.db_root)) as db:
+                db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
                 run_stages(ctx, self.stages, task.sql)
         except SqlmendError as exc:

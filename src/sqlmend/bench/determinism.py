@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sqlmend.batch import run_file
-from sqlmend.bench.compare import compare
+from sqlmend.bench.correct import paired_row
 from sqlmend.bench.evaluate import evaluate
 from sqlmend.data.datasets import Dataset, load_dataset
 from sqlmend.data.predictions import load_predictions, sniff_pred_format
+from sqlmend.data.sampling import choose
 
 #: A process that keeps one core busy until it is killed (at most ``HOG_SECONDS``).
 HOG_SECONDS = 3600
@@ -94,7 +95,7 @@ def bench_determinism(dataset: str, preds: list[Path], config: Any, out: Path, *
     for path in preds:
         ds = load_dataset(dataset, data_root=data_root)
         pred = load_predictions(path, ds)
-        tasks = ds.with_sql(pred)[:limit] if limit else ds.with_sql(pred)
+        tasks = choose(ds.with_sql(pred), limit or None)
         runs: dict[str, tuple[list, Path, float]] = {}
         for name, n_workers, n_hogs in (("idle", 1, 0), ("loaded", workers, hogs)):
             folder = out / path.stem / name
@@ -111,13 +112,13 @@ def bench_determinism(dataset: str, preds: list[Path], config: Any, out: Path, *
                       source=ds.source)
         before = evaluate(sub, {t.question_id: t.sql for t in tasks}, timeout=timeout, progress=progress)
         after = evaluate(sub, {c.question_id: c.sql for c in idle[0]}, timeout=timeout, progress=progress)
-        paired = compare(before, after).all
+        paired = paired_row(path.stem, "idle", idle[0], before, after)
         rows.append(DeterminismRow(
             pred=path.stem, n=len(tasks), identical=idle[1].read_bytes() == loaded[1].read_bytes(),
             sha_idle=_sha(idle[1]), sha_loaded=_sha(loaded[1]),
             differing=sum(1 for c in idle[0] if by_id.get(c.question_id) != c.sql),
-            fixed=len(paired.fixed), regressed=len(paired.regressed), delta_ex=round(paired.delta_ex, 2),
-            item_errors_idle=sum(1 for c in idle[0] if c.error),
+            fixed=paired.fixed, regressed=paired.regressed, delta_ex=paired.delta_ex,
+            item_errors_idle=paired.item_errors,
             item_errors_loaded=sum(1 for c in loaded[0] if c.error),
             seconds_idle=round(idle[2], 1), seconds_loaded=round(loaded[2], 1)))
     out.mkdir(parents=True, exist_ok=True)

@@ -142,6 +142,14 @@ def make_batch(pred: Path, work: Path, dbs: int = 4, per_db: int = 10, data_root
     return Batch(ds, preds, tasks, db_ids, sniff_pred_format(pred))
 
 
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
 def _lines(path: Path) -> list[dict[str, Any]]:
     out = []
     if path.exists():
@@ -408,7 +416,9 @@ def disk_full_fault(pred: Path, work: Path, *, limit: int = 120, size_kib: int =
         raw = ckpt.read_bytes() if ckpt.exists() else b""
         lines = raw.splitlines()
         whole = len(_lines(ckpt))
-        half = len(lines) - whole + (1 if raw and not raw.endswith(b"\n") else 0)
+        # a cut-off last line: counted once, as half, whether or not its bytes still parse
+        unterminated = bool(raw) and not raw.endswith(b"\n")
+        half = len(lines) - whole + (1 if unterminated and len(_lines(ckpt)) == whole and _parses(lines[-1]) else 0)
         if mounted:
             subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True, capture_output=True)
         resumed = subprocess.run(run, capture_output=True, text=True, timeout=600)

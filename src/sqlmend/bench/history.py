@@ -173,7 +173,8 @@ def bench_file(ds: Any, pred: Path, *, fraction: float = 0.25, seed: int = 0, wo
         half = split_tasks(ds.tasks, fraction=max(curve), seed=seed) if curve else None
         for f in curve:
             sp = split_tasks(ds.tasks, fraction=f, seed=seed)
-            held = [q for q in half.test if q in records and q not in set(sp.history)]
+            hist = set(sp.history)
+            held = [q for q in half.test if q in records and q not in hist]
             af = fit_records(pred.stem, records, sp.history, sum(q in records for q in sp.history))
             base, _ = decide(records, held, None, shipped_below)
             out, _ = decide(records, held, af, shipped_below)

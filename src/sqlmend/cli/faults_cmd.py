@@ -7,17 +7,15 @@ from pathlib import Path
 
 import typer
 
+from sqlmend.bench.faults import FAULTS
 from sqlmend.errors import SqlmendError
-
-_FAULTS = ("memory-store, sqlite-locked, sqlite-replaced, sqlite-deleted, ray-worker, model-hangs, "
-           "model-garbage, model-slow, disk-full")
 
 
 def bench_faults(
     pred: Path = typer.Option(None, help="a Spider-dev prediction file (default: the first shared one)"),
     out: Path = typer.Option(Path("runs/bench-faults"), "--out", "-o",
                              help="report folder (report.json, report.md; work/ is made afresh)"),
-    only: str = typer.Option(None, help=f"comma-separated faults to inject, of {_FAULTS} (default: all)"),
+    only: str = typer.Option(None, help=f"comma-separated faults to inject, of {', '.join(FAULTS)} (default: all)"),
     data_root: str = typer.Option(None, help="folder holding spider/"),
 ) -> None:
     """Inject each fault into real components; print what the user sees and what was lost.

@@ -126,11 +126,11 @@ def add_cmd(
         for qid, stage, reason in st.rejections():
             if qid == question_id:
                 console.print(f"no item from {stage}: {reason}")
-        from sqlmend.search.history import refit_store
+        from sqlmend.search.history import refit_with
         from sqlmend.types import Task
 
         task = Task(question_id, db_id, question, wrong, gold=corrected, db=str(db))
-        adapted = refit_store(folder, task, conn, namespace)
+        adapted = refit_with(folder, [task], lambda _db_id: conn, namespace)
         if adapted is not None:
             console.print(f"adaptation refitted: {adapted.label}, margin {adapted.margin}, "
                           f"threshold {adapted.threshold}")

@@ -125,6 +125,10 @@ class Database(ABC):
     """
 
     dialect: str = ""
+    #: The last :class:`~sqlmend.errors.ItemAborted` a query of this connection raised, kept so that
+    #: the pipeline ends the item with it even when a stage's own handler caught it
+    #: (``pipeline._run_stage``); the pipeline clears it when an item starts.
+    aborted: Any = None
 
     def __init__(self, target: str) -> None:
         self.target = target

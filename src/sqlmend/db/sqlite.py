@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sqlmend.db.base import SAFETY_FACTOR, WORK_PER_SECOND, Database, file_cache_key, quote_ident
-from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DatabaseUnavailable, DeadlineExceeded,
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DatabaseUnavailable, DeadlineExceeded, ItemAborted,
                             QueryError, ReadOnlyViolation, WorkLimitExceeded)
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
@@ -119,7 +119,10 @@ class SqliteDatabase(Database):
             columns = [d[0] for d in cursor.description or ()]
             rows = cursor.fetchmany(max_rows + 1) if cursor.description else []
         except (sqlite3.Error, sqlite3.Warning) as e:
-            raise self._translate(e, timeout) from e
+            error = self._translate(e, timeout)
+            if isinstance(error, ItemAborted):
+                self.aborted = error
+            raise error from e
         finally:
             self._deadline = self._max_ticks = None
             cursor.close()

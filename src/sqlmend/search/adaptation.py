@@ -300,7 +300,7 @@ class Adaptation:
         p = self.p_right(o)
         if not len(p):
             return None, 0.0
-        if self.margin is not None and not o.failing and o.candidates[0]["score"] - o.original_score > self.margin:
+        if not o.failing and _over(o, self.margin):
             return 0, float(p[0])  # the shipped verifier's first choice, over the system's own margin
         best = int(np.argmax(p))
         if self.threshold is None or o.failing or p[best] <= self.threshold:

@@ -165,7 +165,6 @@ class _Runner:
         """Add the last execution's work (run or failed); its seconds when the engine counts none."""
         work = self.db.last_work()
         if work is None:
-            self.counts_work = False
             self.uncounted += time.perf_counter() - started
         else:
             self.work += work

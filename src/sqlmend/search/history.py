@@ -4,8 +4,8 @@ review page's "Build memory" run on confirmed corrections.
 :func:`collect` runs the static stage and then the search on each question, as the pipeline
 does (:func:`after_static_stage`), and records the candidates with which of them return the
 confirmed correction's rows; :func:`fit_history` fits a system's adaptation
-(:mod:`sqlmend.search.adaptation`) on those records, and :func:`refit_store` refits the one a
-memory store holds with one more confirmed correction. ``sqlmend bench history``
+(:mod:`sqlmend.search.adaptation`) on those records, and :func:`refit_with` refits the one a
+memory store holds with more confirmed corrections. ``sqlmend bench history``
 (:mod:`sqlmend.bench.history`) measures it.
 """
 
@@ -134,12 +134,6 @@ def fit_history(name: str, tasks: list[Task], preds: dict[str, str], conn: Calla
     a = fit_records(name, records, [t.question_id for t in tasks], len(tasks))
     a.fit["total_seconds"] = round(time.perf_counter() - start, 1)
     return a
-
-
-def refit_store(location: str | Path, task: Task, db: Any, namespace: str = "default") -> adapt.Adaptation | None:
-    """A confirmed correction added to a store (``memory add``): :func:`refit_with` for one task on
-    its open database."""
-    return refit_with(location, [task], lambda db_id: db, namespace)
 
 
 def refit_with(location: str | Path, tasks: list[Task], conn: Callable[[str], Any],

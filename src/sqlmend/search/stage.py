@@ -187,6 +187,7 @@ class SearchStage(StageBase):
         orig.score = query.original_score
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
+        adapted = False  # the choice is the adaptation's (issue 28)
         failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
         no_margin = failed and s.failed_original == "replace"
         original, shown = orig.to_dict(), [c.to_dict() for c in ranked[: s.top]]
@@ -219,6 +220,7 @@ class SearchStage(StageBase):
             trace.detail["verifier"] = f"features, {rule} {value:.3f} vs margin {margin:g}"
             if self.adaptation is not None and chosen is None and not no_margin:
                 chosen = self._adapted(trace, orig, ranked, flagged, ctx.task.db_id)
+                adapted = chosen is not None
         how = ""  # whose choice replaces an original that fails to run (none: the margin decided)
         if no_margin and backend is None:
             how = s.failed_choice
@@ -242,7 +244,7 @@ class SearchStage(StageBase):
         trace.verdict = ctx.guard(chosen.sql)
         trace.detail["edits"] = chosen.edits
         why = f", the {how} choice as the original fails to run" if how else ""
-        if (trace.detail.get("adaptation") or {}).get("choice"):
+        if adapted:
             why = f", the choice of the adaptation {self.adaptation.label}"
         trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
                       f"({chosen.score:.3f} vs original {orig.score:.3f}{why}); {trace.verdict.reason}")
