@@ -166,14 +166,14 @@ class Habits:
             self.gen_right[g] += sign * r
             self.kind[_kind(c)] += sign
             self.kind_right[_kind(c)] += sign * r
-        for c in o.candidates[:KEEP]:  # an exact edit counts wherever the search ranked it
-            if c.get("right") is not None:
-                self.edit[_edit(o, c)] += sign
-                self.edit_right[_edit(o, c)] += sign * int(bool(c["right"]))
             self.err[e] += sign
             self.err_right[e] += sign * r
             self.n += sign
             self.right += sign * r
+        for c in o.candidates[:KEEP]:  # an exact edit counts wherever the search ranked it
+            if c.get("right") is not None:
+                self.edit[_edit(o, c)] += sign
+                self.edit_right[_edit(o, c)] += sign * int(bool(c["right"]))
 
     def without(self, o: Observation) -> "Habits":
         h = Habits([])
