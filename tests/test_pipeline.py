@@ -146,7 +146,7 @@ def test_end_to_end_over_an_openai_compatible_http_endpoint():
         json.dumps({"sql": WORLD_FIXED, "addressed": ["value_error"], "no_change": False}),
     ])
     with ServerThread(create_app(chat=recorded)) as server:
-        cfg = PipelineConfig()
+        cfg = PipelineConfig(model_gate=False)  # the guard alone decides (the model gate: below)
         pipe = Pipeline(cfg, resolve=make_resolver(cfg, llm_config=_loopback_config(server.url)))
         c = pipe.correct(task("w", WORLD, "world_1", "Official English-speaking countries?"))
     refine = next(s for s in c.stages if s.stage == "refine")
@@ -155,6 +155,19 @@ def test_end_to_end_over_an_openai_compatible_http_endpoint():
     assert refine.verdict.accepted and c.sql == WORLD_FIXED
     assert refine.tokens_in > 0 and refine.calls >= 1
     assert "IsOfficial" in json.dumps(refine.detail["prompts"])
+
+
+def test_the_model_gate_keeps_a_query_only_an_advisory_rule_suspects():
+    """By default a model's rewrite of a query that nothing proves wrong (an advisory finding, a
+    query that runs) needs the verifier's preference; here it has none, so the query is kept."""
+    recorded = ReplayBackend.scripted([
+        json.dumps({"sql": WORLD_FIXED, "addressed": ["value_error"], "no_change": False}),
+    ])
+    c = Pipeline(PipelineConfig(), resolve=lambda stage: recorded if stage == "refiner" else None).correct(
+        task("w", WORLD, "world_1", "Official English-speaking countries?"))
+    refine = next(s for s in c.stages if s.stage == "refine")
+    assert c.sql == WORLD and not refine.verdict.accepted
+    assert refine.detail["model_gate"].startswith("model rewrite not admitted: nothing proves the query wrong")
 
 
 @pytest.mark.slow

@@ -40,6 +40,7 @@ from sqlmend.memory.stage import MemoryStage
 from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionStage, SelfDebugStage
 from sqlmend.refine.stage import RefineStage
 from sqlmend.rules.stage import StaticStage
+from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
 from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
 from sqlmend.taxonomy import REFUSED
@@ -97,6 +98,11 @@ class PipelineConfig(BaseModel):
         default_factory=dict,
         description="per-stage settings, by stage name ('refine' for the strategy's stage); "
                     "validated against each stage's Settings")
+    model_gate: bool | None = Field(
+        None, description="a rewrite that came from a model call is kept only when the query it replaces "
+                          "fails to run, a strict rule proves it wrong, or the trained verifier prefers the "
+                          "rewrite by its margin calibrated on Spider train (sqlmend.search.gate); default: "
+                          "on for errorllm, off for the baselines (run as published)")
 
     @field_validator("stages")
     @classmethod
@@ -132,6 +138,10 @@ class PipelineConfig(BaseModel):
         if self.strategy == "errorllm":  # a stage class may keep itself out of the default
             return [s for s in STAGE_ORDER if s not in STAGES or self.stage_class(s).default_on]
         return ["refine", "guard"]
+
+    def gated(self) -> bool:
+        """Whether model rewrites pass the model gate (:attr:`model_gate`, default by strategy)."""
+        return self.strategy == "errorllm" if self.model_gate is None else self.model_gate
 
     def run_settings(self) -> RunSettings:
         """The run-wide limits every stage honours."""
@@ -267,7 +277,27 @@ def _final_guard(ctx: StageContext, original: str) -> StageTrace:
     return trace
 
 
-def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
+def _gated(trace: StageTrace, ctx: StageContext, gate: Any) -> None:
+    """Pass a model's accepted rewrite through the model gate (:mod:`sqlmend.search.gate`)."""
+    chats = trace.detail.get("usage", {}).get("chat", trace.calls)  # the memory stage counts embeddings apart
+    if gate is None or not trace.calls or not chats:
+        return
+    try:
+        verdict = gate.check(ctx, trace.verdict.sql, [*ctx.findings, *trace.findings])
+    except ItemAborted:
+        raise
+    except Exception as exc:  # a gate that cannot decide keeps the query
+        verdict = GateVerdict(False, None, f"model rewrite not admitted: the gate failed ({type(exc).__name__}: {exc})")
+    trace.detail["model_gate"] = verdict.note
+    if verdict.admitted:
+        trace.detail["admitted_by"] = verdict.by
+        return
+    trace.detail["rejected"] = verdict.note
+    trace.verdict = GuardVerdict(False, verdict.note, ctx.sql)
+    trace.note = (trace.note + "; " if trace.note else "") + verdict.note
+
+
+def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = None) -> None:
     """Run ``stages`` on ``ctx`` in order, chaining accepted rewrites and findings.
 
     A stage's candidate is taken only with an accepted guard verdict (the
@@ -281,6 +311,8 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
         ctx: the context; ``ctx.traces`` receives one trace per stage.
         stages: stage objects (``"guard"`` stands for the final guard).
         original: the input SQL, for the final guard.
+        gate: the model gate (:class:`sqlmend.search.gate.ModelGate`) a stage's accepted rewrite
+            passes when the stage called a model; None: the guard alone decides.
     """
     refused = False
     for stage in stages:
@@ -296,6 +328,8 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str) -> None:
             continue
         trace = _run_stage(stage, ctx)
         ctx.traces.append(trace)
+        if trace.candidate and trace.verdict and trace.verdict.accepted:
+            _gated(trace, ctx, gate)
         if trace.candidate and trace.verdict and trace.verdict.accepted:
             ctx.accept(trace.verdict.sql)
         elif trace.candidate and trace.verdict is None:
@@ -327,6 +361,7 @@ class Pipeline:
         self.run = self.config.run_settings()
         self.stages: list[Any] = build_stages(self.config)
         self.resolve = resolve or make_resolver(self.config)
+        self.gate = ModelGate() if self.config.gated() else None
 
     def correct(self, task: Task, db: Any = None) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
@@ -349,7 +384,7 @@ class Pipeline:
             with nullcontext(db) if db is not None else connect(database_for(task, self.db_root)) as db:
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
-                run_stages(ctx, self.stages, task.sql)
+                run_stages(ctx, self.stages, task.sql, self.gate)
         except SqlmendError as exc:
             result.error = f"{type(exc).__name__}: {exc}"
             return result

@@ -149,3 +149,62 @@ def histogram(values: list[float], unit: str, bins: int = 12, width: int = 640, 
     edge = (lambda e: 10 ** e) if log else (lambda e: e)
     labels = [_fmt(edge(lo + i * step)) for i in range(bins)]
     return bars(labels, {"queries": [float(c) for c in counts]}, f"queries per bin of {unit}", width, height)
+
+
+def lines(xs: list[float], series: dict[str, list[float | None]], unit: str = "", x_label: str = "",
+          width: int = 640, height: int = 260) -> Markup:
+    """A line chart of several series over the same x values (a curve per series).
+
+    Args:
+        xs: the x values, increasing.
+        series: ``{name: one y per x (None: no point)}``.
+        unit: the y-axis label.
+        x_label: the x-axis label.
+        width: pixels.
+        height: pixels.
+
+    Returns:
+        The ``<svg>`` element.
+
+    >>> lines([0.2, 0.8], {"a": [1.0, -2.0]}, "pp").count("<circle")
+    2
+    """
+    names = list(series)
+    left, right, top, bottom = 48, 12, 24, 58
+    plot_w, plot_h = width - left - right, height - top - bottom
+    values = [v for s in series.values() for v in s if v is not None] + [0.0]
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        hi = lo + 1.0
+    x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    span = (x1 - x0) or 1.0
+
+    def px(x: float) -> float:
+        return left + plot_w * (x - x0) / span
+
+    def py(y: float) -> float:
+        return top + plot_h * (hi - y) / (hi - lo)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img"><title>{escape(unit)}</title>',
+             f'<text x="4" y="{top - 8}" font-size="11">{escape(unit)}</text>',
+             f'<line x1="{left}" y1="{py(0):.1f}" x2="{width - right}" y2="{py(0):.1f}" stroke="#888"/>']
+    for i in range(5):
+        v = lo + (hi - lo) * i / 4
+        parts.append(f'<text x="{left - 4}" y="{py(v) + 4:.1f}" font-size="10" text-anchor="end">{_fmt(v)}</text>')
+    for x in xs:
+        parts.append(f'<text x="{px(x):.1f}" y="{top + plot_h + 14}" font-size="10" text-anchor="middle">{_fmt(x)}</text>')
+    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h + 28}" font-size="11" '
+                 f'text-anchor="middle">{escape(x_label)}</text>')
+    for si, name in enumerate(names):
+        colour = COLORS[si % len(COLORS)]
+        points = [(px(x), py(y), y) for x, y in zip(xs, series[name]) if y is not None]
+        if len(points) > 1:
+            path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
+            parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for x, y, v in points:
+            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"><title>{escape(name)}: '
+                         f'{_fmt(v)}</title></circle>')
+    parts += _legend(names, left, height - 6)
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -13,8 +13,9 @@ replaces it without the margin (``failed_original="replace"``): no correct
 query can be lost that way. Which candidate: by default the first choice of
 the ranker trained on failing originals that ships with the weights
 (``failed_choice="ranker"``); ``"verifier"`` takes the verifier's first,
-``"minimal"`` the candidate that keeps the most of the original. With a ``verifier`` model endpoint
-the feature verifier's top candidates go to one listwise call instead.
+``"minimal"`` the candidate that keeps the most of the original. With a ``verifier`` model endpoint,
+where the features keep the original, the candidates go to one listwise call; the model's choice then
+passes the model gate of the pipeline (:mod:`sqlmend.search.gate`), as every model rewrite does.
 The trace keeps the top candidates with their edits, scores and row counts.
 """
 
@@ -191,14 +192,7 @@ class SearchStage(StageBase):
         failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
         no_margin = failed and s.failed_original == "replace"
         original, shown = orig.to_dict(), [c.to_dict() for c in ranked[: s.top]]
-        if backend is not None:
-            listwise = ListwiseVerifier(backend)
-            picks = listwise.score_all(inp, orig, ranked)
-            trace.calls, trace.tokens_in, trace.tokens_out = listwise.calls, listwise.tokens_in, listwise.tokens_out
-            pick = picks.index(max(picks))
-            chosen = ranked[pick - 1] if pick > 0 else None
-            trace.detail["verifier"] = f"listwise (model), choice {pick}"
-        elif s.rerank == "cross":
+        if s.rerank == "cross":
             top, means = self._rerank(inp, orig, ranked)
             margin = s.margin if s.margin is not None else self.cross.margin_for(s.scope)
             value = means[1] - means[0]
@@ -222,7 +216,7 @@ class SearchStage(StageBase):
                 chosen = self._adapted(trace, orig, ranked, flagged, ctx.task.db_id)
                 adapted = chosen is not None
         how = ""  # whose choice replaces an original that fails to run (none: the margin decided)
-        if no_margin and backend is None:
+        if no_margin:
             how = s.failed_choice
             if how == "minimal":  # the smallest repair that runs
                 dialect = getattr(ctx.db, "dialect", "") or "sqlite"
@@ -235,6 +229,13 @@ class SearchStage(StageBase):
                 how = "verifier"
             trace.detail["verifier"] += (f"; the original fails to run, so the {how} choice "
                                          "replaces it whatever the margin (failed_original=replace)")
+        if backend is not None and chosen is None:  # the features keep the original: the model may choose
+            listwise = ListwiseVerifier(backend)
+            picks = listwise.score_all(inp, orig, ranked)
+            trace.calls, trace.tokens_in, trace.tokens_out = listwise.calls, listwise.tokens_in, listwise.tokens_out
+            pick = picks.index(max(picks))
+            chosen = ranked[pick - 1] if pick > 0 else None
+            trace.detail["verifier"] += f"; listwise (model) choice {pick}, which passes the model gate"
         trace.detail["original"], trace.detail["top"] = original, shown
         if chosen is None:
             trace.note = (f"{len(cands)} distinct candidate(s); best {ranked[0].score:.3f} vs original "

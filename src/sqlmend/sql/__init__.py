@@ -18,7 +18,7 @@ from sqlmend.sql.diff import diff, kept_share
 from sqlmend.sql.features import Features, features
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
-from sqlmend.sql.render import render, transpile
+from sqlmend.sql.render import render, restyle, transpile
 from sqlmend.sql.resolve import Resolver
 from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_only
 
@@ -27,4 +27,4 @@ from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_on
 logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
 
 __all__ = ["Features", "Resolver", "ast", "fixes", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "kept_share", "from_tables", "features", "is_read_only", "normalize", "parse",
-           "render", "transpile"]
+           "render", "restyle", "transpile"]

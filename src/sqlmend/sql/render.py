@@ -64,3 +64,62 @@ def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: b
                         unsupported_level=sqlglot.ErrorLevel.RAISE)
     except (UnsupportedError, ParseError, TokenError) as e:
         raise SqlError(f"cannot write this query in {write}: {e}") from e
+
+
+def restyle(sql: str, dialect: str = "sqlite", style: int = 0) -> str:
+    """The same query written otherwise: other table aliases, keyword case and layout.
+
+    What a model that knows the right answer writes: never the benchmark's text byte for
+    byte. Aliases are renamed consistently (``T1`` -> ``a1``) wherever they are used; the
+    result is the same query, but callers that need certainty still execute it.
+
+    Args:
+        sql: one statement.
+        dialect: its dialect (and the one written).
+        style: which writing (0: one line, upper-case keywords; 1: over several lines;
+            2: lower-case keywords and functions); any integer, taken modulo 3.
+
+    Returns:
+        The rewritten text.
+
+    Raises:
+        SqlParseError: the text does not parse.
+    """
+    tree = parse(sql, dialect).copy()
+    names: dict[str, str] = {}
+    for alias in tree.find_all(exp.TableAlias):
+        old = alias.name
+        if old and old.lower() not in names:
+            names[old.lower()] = f"a{len(names) + 1}"
+        if old:
+            alias.set("this", exp.to_identifier(names[old.lower()]))
+    for col in tree.find_all(exp.Column):
+        if col.table and col.table.lower() in names:
+            col.set("table", exp.to_identifier(names[col.table.lower()]))
+    write = resolve(dialect) or None
+    style %= 3
+    text = tree.sql(dialect=write, pretty=style == 1)
+    if style == 2:
+        text = tree.sql(dialect=write, normalize_functions="lower")
+        text = _lower_keywords(text)
+    return text
+
+
+def _lower_keywords(text: str) -> str:
+    """Lower-case the keywords of a SQL text, leaving quoted strings and identifiers alone."""
+    from sqlglot.tokens import Tokenizer, TokenType
+
+    out, last = [], 0
+    try:
+        tokens = Tokenizer().tokenize(text)
+    except TokenError:
+        return text
+    for tok in tokens:
+        if tok.token_type in (TokenType.STRING, TokenType.IDENTIFIER, TokenType.VAR, TokenType.NUMBER):
+            continue
+        start, end = tok.start, tok.end + 1
+        out.append(text[last:start])
+        out.append(text[start:end].lower())
+        last = end
+    out.append(text[last:])
+    return "".join(out)

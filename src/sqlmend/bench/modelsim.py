@@ -1,0 +1,347 @@
+"""``sqlmend bench model-sim``: the model strategies with a simulated model of known quality.
+
+For each prediction file, each strategy and each model quality q, the file is corrected
+with the strategy's model stages answered by :class:`~sqlmend.bench.simmodel.SimulatedModel`
+at fix rate q and judge accuracy q (in process, or over the OpenAI protocol with
+``http=True``), and paired with no correction and with the default correction without a
+model. A row says what it fixed, what it broke (also without the gold-suspect questions),
+ΔEX, ΔEX against the default, model calls per query, how many correct queries the model was
+asked to touch, and which gate admitted each model rewrite.
+
+The strategies (:data:`STRATEGIES`): sqlmend's own (``errorllm``: ErrorLLM's refinement after
+the default stages; ``mira``: MIRA's memory built from the file's history part by the model
+judge, then used online by the model, measured on the test part; ``listwise``: the search's
+candidates chosen by the model) and the baselines (``self-correction``, ``din-sql``,
+``self-debug``, ``mac-sql``: refinement alone, as published, no detection before it).
+
+Cost: the default correction runs once per file; a strategy runs every task at its first
+quality and, at the others, only the tasks where the model was called (a task where it was not
+never reached the model, so its correction is the same at every quality). A changed SQL is
+executed against the gold by the evaluator; an unchanged one keeps its verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlmend.bench.simmodel import Oracle, Rates, SimulatedModel, wrong_pool
+from sqlmend.types import Correction
+
+#: Strategy -> (pipeline strategy, the llm stages the simulated model answers).
+STRATEGIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "errorllm": ("errorllm", ("refiner", "localizer")),
+    "mira": ("errorllm", ("judge", "recovery", "solver")),
+    "listwise": ("errorllm", ("verifier",)),
+    "self-correction": ("self-correction", ("baseline",)),
+    "din-sql": ("din-sql", ("baseline",)),
+    "self-debug": ("self-debug", ("baseline",)),
+    "mac-sql": ("mac-sql", ("baseline",)),
+}
+#: sqlmend's own model strategies (the first law is asked of these); the rest are baselines.
+OURS = ("errorllm", "mira", "listwise")
+QUALITIES = (0.2, 0.4, 0.6, 0.8)
+
+
+@dataclass
+class SimRow:
+    """One strategy on one file at one model quality."""
+
+    pred: str
+    strategy: str
+    quality: float
+    n: int
+    fixed: int
+    regressed: int
+    regressed_clean: int
+    delta_ex: float
+    delta_vs_default: float
+    calls_per_query: float
+    touched_correct: int  # correct originals the model was asked about (a call made)
+    broken_by_model: int  # of those, made wrong by a model rewrite the guard let through
+    admitted_by: dict[str, int] = field(default_factory=dict)  # the gate that admitted each model rewrite
+    rates: str = ""
+    transport: str = "in-process"
+    part: str = "all"  # mira: the test part
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Scored:
+    """One evaluation: the verdict per question id, for the SQL it judged."""
+
+    correct: dict[str, bool]
+    sql: dict[str, str]
+
+
+class _Evaluator:
+    """The evaluator's verdicts, each SQL of a question executed once."""
+
+    def __init__(self, ds: Any, timeout: float, workers: int):
+        self.ds, self.timeout, self.workers = ds, timeout, workers
+        self._seen: dict[tuple[str, str], bool] = {}
+        self.scored: set[str] = set()
+
+    def __call__(self, sqls: dict[str, str], label: str) -> _Scored:
+        from sqlmend.bench.evaluate import evaluate
+        from sqlmend.data.datasets import Dataset
+
+        todo = {q: s for q, s in sqls.items() if (q, " ".join(s.split())) not in self._seen}
+        if todo:
+            sub = Dataset(self.ds.name, [self.ds.task(q) for q in todo], db_root=self.ds.db_root)
+            report = evaluate(sub, todo, timeout=self.timeout, workers=self.workers, label=label)
+            for r in report.results:
+                self._seen[(r.question_id, " ".join(todo[r.question_id].split()))] = r.correct
+                if r.scored:
+                    self.scored.add(r.question_id)
+        return _Scored({q: self._seen[(q, " ".join(s.split()))] for q, s in sqls.items()}, dict(sqls))
+
+
+def calls(c: Correction) -> int:
+    """Model calls one correction made, over its stages."""
+    return sum(s.calls for s in c.stages)
+
+
+def _model_stages(c: Correction) -> list[Any]:
+    """The traces of a correction whose rewrite came from the model."""
+    return [s for s in c.stages if s.calls and s.candidate]
+
+
+def admitted_by(c: Correction) -> str | None:
+    """Which check admitted the model rewrite a correction kept (None: it kept none)."""
+    for s in _model_stages(c):
+        if s.verdict is not None and s.verdict.accepted and s.verdict.sql == c.sql:
+            return str(s.detail.get("admitted_by") or "guard")
+    return None
+
+
+def row(pred: str, strategy: str, quality: float, ids: list[str], before: _Scored, after: _Scored,
+        default: _Scored, corrections: dict[str, Correction], suspects: set[str], rates: Rates,
+        transport: str, part: str) -> SimRow:
+    """Pair one run with no correction and with the default correction."""
+    n = len(ids)
+    fixed = [q for q in ids if not before.correct[q] and after.correct[q]]
+    regressed = [q for q in ids if before.correct[q] and not after.correct[q]]
+    touched = [q for q in ids if before.correct[q] and calls(corrections[q])]
+    broken = [q for q in touched if not after.correct[q] and admitted_by(corrections[q])]
+    gates: dict[str, int] = {}
+    for q in ids:
+        gate = admitted_by(corrections[q])
+        if gate:
+            gates[gate] = gates.get(gate, 0) + 1
+    after_ok, default_ok = sum(after.correct[q] for q in ids), sum(default.correct[q] for q in ids)
+    return SimRow(pred=pred, strategy=strategy, quality=quality, n=n, fixed=len(fixed), regressed=len(regressed),
+                  regressed_clean=len([q for q in regressed if q not in suspects]),
+                  delta_ex=round(100.0 * (len(fixed) - len(regressed)) / n, 2) if n else 0.0,
+                  delta_vs_default=round(100.0 * (after_ok - default_ok) / n, 2) if n else 0.0,
+                  calls_per_query=round(sum(calls(corrections[q]) for q in ids) / n, 3) if n else 0.0,
+                  touched_correct=len(touched), broken_by_model=len(broken), admitted_by=gates,
+                  rates=rates.describe(), transport=transport, part=part)
+
+
+class _Serve:
+    """The simulated model behind the OpenAI protocol (:mod:`sqlmend.llm.server`) on loopback."""
+
+    def __init__(self, sim: SimulatedModel):
+        from sqlmend.llm.openai_compat import OpenAIBackend
+        from sqlmend.llm.server import ServerThread, create_app
+
+        self.thread = ServerThread(create_app(sim)).start()
+        self.client = OpenAIBackend(sim.model, base_url=self.thread.url, api_key_env="", json_mode="auto",
+                                    name=f"http:{sim.model}", timeout=120.0)
+
+    def close(self) -> None:
+        self.thread.stop()
+
+
+def _resolver(backend: Any, stages: tuple[str, ...]) -> Callable[[str], Any]:
+    return lambda stage: backend if stage in stages else None
+
+
+def _run(tasks: list[Any], config: Any, resolve: Callable[[str], Any], db_root: Any, checkpoint: Path,
+         progress: bool) -> dict[str, Correction]:
+    from sqlmend.pipeline import correct_batch
+
+    if not tasks:
+        return {}
+    done = correct_batch(tasks, config, checkpoint=checkpoint, progress=progress, resolve=resolve, db_root=db_root)
+    return {c.question_id: c for c in done}
+
+
+def _config(strategy: str, workers: int, memory_store: str | None = None) -> Any:
+    from sqlmend.pipeline import PipelineConfig
+
+    options = {"memory": {"store": memory_store}} if memory_store else {}
+    return PipelineConfig(strategy=STRATEGIES[strategy][0], workers=workers, options=options)
+
+
+def _tag(rates: Rates, transport: str) -> str:
+    return hashlib.sha256(f"{rates}|{transport}".encode()).hexdigest()[:8]
+
+
+def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[str], out: Path,
+                    dataset: str = "spider-dev", pool_files: list[Path] | None = None, http: bool = False,
+                    seed: int = 0, echo_rate: float = 0.1, judge_accuracy: float | None = None,
+                    workers: int = 2, timeout: float = 30.0, sample: int | None = None,
+                    mira_fraction: float = 0.25, progress: bool = True,
+                    on_row: Callable[[SimRow], None] | None = None) -> list[SimRow]:
+    """Run every strategy at every quality on every file (see the module doc).
+
+    Args:
+        preds: prediction files (any format :func:`sqlmend.data.predictions.load_predictions` reads).
+        qualities: model qualities, each a fix rate and a judge accuracy.
+        strategies: keys of :data:`STRATEGIES`.
+        out: the folder of the run folders (resumable: a rerun reuses the finished corrections).
+        dataset: the benchmark.
+        pool_files: the files the wrong answers are drawn from (default: the shared files).
+        http: answer over the OpenAI protocol from a loopback server, not in process.
+        seed: the simulated model's seed (and the MIRA split's).
+        echo_rate: share of non-right rewrites that leave the SQL unchanged.
+        judge_accuracy: fixed judge accuracy (default: the quality).
+        workers: tasks corrected in parallel, and evaluator processes.
+        timeout: seconds per execution of the evaluator.
+        sample: a seeded sample of N tasks per file (None: all).
+        mira_fraction: the history share of MIRA's split.
+        progress: show progress bars.
+        on_row: told of each row as it is made.
+
+    Returns:
+        The rows, file by file, strategy by strategy, quality by quality.
+    """
+    from sqlmend.bench.memory import build_all, history_cases, split_for
+    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.data.predictions import load_predictions, shared_prediction_files
+    from sqlmend.data.sampling import choose
+
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}; known: {', '.join(STRATEGIES)}")
+    ds = load_dataset(dataset)
+    pool = wrong_pool(ds, list(pool_files or shared_prediction_files(dataset)), workers, progress)
+    oracle = Oracle(ds)
+    evaluator = _Evaluator(ds, timeout, workers)
+    transport = "http" if http else "in-process"
+    rows: list[SimRow] = []
+    for path in preds:
+        path = Path(path)
+        pred = load_predictions(path, ds)
+        tasks = [t for t in choose(ds.with_sql(pred), None, sample, seed) if ds.db_path(t.db_id) is not None]
+        by_id = {t.question_id: t for t in tasks}
+        folder = out / path.stem
+        before = evaluator({t.question_id: t.sql for t in tasks}, path.stem)
+        ids = [q for q in by_id if q in evaluator.scored]
+        suspects = set(gold_suspects(ds, ids, 10.0))
+        default = _run(tasks, _config("errorllm", workers), lambda s: None, ds.db_root,
+                       folder / "default" / "corrections.jsonl", progress)
+        default_scored = evaluator({q: c.sql for q, c in default.items()}, f"{path.stem}+default")
+        split = split_for(ds, None, mira_fraction, seed) if "mira" in strategies else None
+        history = history_cases(ds, pred, split, workers, False) if split is not None else {}
+        for strategy in strategies:
+            stages = STRATEGIES[strategy][1]
+            first: dict[str, Correction] | None = None
+            for quality in qualities:
+                rates = Rates.of_quality(quality, echo_rate, judge_accuracy, seed)
+                sim = SimulatedModel(f"sim-q{quality:g}", oracle=oracle, pool=pool, rates=rates,
+                                     exclude={t.question_id: t.sql for t in tasks})
+                run_dir = folder / strategy / f"q{quality:g}-{_tag(rates, transport)}"
+                with ExitStack() as stack:
+                    backend: Any = sim
+                    if http:
+                        served = _Serve(sim)
+                        stack.callback(served.close)
+                        backend = served.client
+                    resolve = _resolver(backend, stages)
+                    if strategy == "mira":
+                        assert split is not None
+                        part = [q for q in split.test if q in by_id]
+                        store = run_dir / "memory"
+                        build_all(ds, history, store, _Stages(resolve), fresh=True, progress=False)
+                        got = _run([by_id[q] for q in part], _config(strategy, workers, str(store)), resolve,
+                                   ds.db_root, run_dir / "corrections.jsonl", progress)
+                        scope = [q for q in part if q in evaluator.scored]
+                    else:
+                        todo = list(by_id) if first is None else [q for q, c in first.items() if calls(c)]
+                        got = dict(first or {})
+                        got.update(_run([by_id[q] for q in todo], _config(strategy, workers), resolve,
+                                        ds.db_root, run_dir / "corrections.jsonl", progress))
+                        if first is None:
+                            first = got
+                        scope = ids
+                after = evaluator({q: got[q].sql for q in scope}, f"{path.stem}+{strategy}@{quality:g}")
+                r = row(path.stem, strategy, quality, scope, before, after, default_scored, got, suspects, rates,
+                        transport, "test" if strategy == "mira" else "all")
+                (run_dir / "row.json").write_text(json.dumps(r.to_dict(), indent=1) + "\n", encoding="utf-8")
+                rows.append(r)
+                if on_row is not None:
+                    on_row(r)
+    return rows
+
+
+class _Stages:
+    """What :func:`sqlmend.bench.memory.build_all` asks of an llm config: ``resolve(stage)``."""
+
+    def __init__(self, resolve: Callable[[str], Any]):
+        self.resolve = resolve
+
+
+def markdown(rows: list[SimRow]) -> str:
+    """The rows as a Markdown table."""
+    head = ("| predictions | strategy | q | n | fixed | regressed | regressed (gold-clean) | ΔEX | Δ vs default "
+            "| calls/q | correct touched | broken by model | admitted by |\n" + "|---" * 13 + "|\n")
+    return head + "".join(
+        f"| {r.pred} | {r.strategy}{' (test part)' if r.part == 'test' else ''} | {r.quality:g} | {r.n} | {r.fixed} "
+        f"| {r.regressed} | {r.regressed_clean} | {r.delta_ex:+.2f} | {r.delta_vs_default:+.2f} "
+        f"| {r.calls_per_query:.2f} | {r.touched_correct} | {r.broken_by_model} "
+        f"| {', '.join(f'{k} {v}' for k, v in sorted(r.admitted_by.items())) or '-'} |\n" for r in rows)
+
+
+def pays_from(rows: list[SimRow]) -> dict[str, float | None]:
+    """Per strategy, the lowest quality from which it beats the default on every file (None: never)."""
+    out: dict[str, float | None] = {}
+    for strategy in dict.fromkeys(r.strategy for r in rows):
+        mine = [r for r in rows if r.strategy == strategy]
+        qs = sorted({r.quality for r in mine})
+        out[strategy] = next((q for q in qs if all(r.delta_vs_default > 0 for r in mine if r.quality >= q)), None)
+    return out
+
+
+def write_html(path: Path, rows: list[SimRow]) -> Path:
+    """A self-contained HTML report of the rows: per file, the curves of Δ vs default and of the
+    gold-clean regressions over quality, one per strategy; then every row."""
+    from datetime import datetime, timezone
+
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    from sqlmend.review import svg
+
+    charts: dict[str, dict[str, Any]] = {}
+    for pred in dict.fromkeys(r.pred for r in rows):
+        mine = [r for r in rows if r.pred == pred]
+        qs = sorted({r.quality for r in mine})
+        by = {s: {r.quality: r for r in mine if r.strategy == s} for s in dict.fromkeys(r.strategy for r in mine)}
+        charts[pred] = {
+            "delta": svg.lines(qs, {s: [v[q].delta_vs_default if q in v else None for q in qs] for s, v in by.items()},
+                               "Δ vs default (pp)", "model quality"),
+            "regressed": svg.lines(qs, {s: [float(v[q].regressed_clean) if q in v else None for q in qs]
+                                        for s, v in by.items()}, "regressed (gold-clean)", "model quality")}
+    head = ["predictions", "strategy", "q", "n", "fixed", "regressed", "gold-clean", "ΔEX", "Δ vs default", "calls/q",
+            "correct touched", "broken", "admitted by"]
+    table = [[r.pred, r.strategy + (" (test part)" if r.part == "test" else ""), f"{r.quality:g}", r.n, r.fixed,
+              r.regressed, r.regressed_clean, f"{r.delta_ex:+.2f}", f"{r.delta_vs_default:+.2f}",
+              f"{r.calls_per_query:.2f}", r.touched_correct, r.broken_by_model,
+              ", ".join(f"{k} {v}" for k, v in sorted(r.admitted_by.items())) or "-"] for r in rows]
+    env = Environment(loader=PackageLoader("sqlmend.review", "templates"), autoescape=select_autoescape(["html"]))
+    text = env.get_template("modelsim.html").render(
+        charts=charts, head=head, rows=table, rates="; ".join(sorted({r.rates for r in rows})),
+        generated=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

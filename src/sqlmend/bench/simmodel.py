@@ -1,0 +1,422 @@
+"""A simulated model of known quality, for benchmarks only (``sqlmend bench model-sim``).
+
+It stands for the model a team would plug into sqlmend's model stages, so that what sqlmend
+does *around* a model (which queries it asks the model to touch, how the guard and the gates
+treat the answers, the first law) can be measured at a model quality chosen in advance. It is
+a :class:`~sqlmend.llm.base.Backend` like any other: the stages run their real code path
+(prompts, JSON schemas, structured-output validation, the call log), and it can be served
+over the OpenAI protocol by :mod:`sqlmend.llm.server` like the embedded models.
+
+Its answers come from real SQL. It recognises the task from the last ``Question:`` line of
+the prompt (the database's table names break ties between identical questions) and what it
+is asked from the answer's JSON schema (or, for free text, from the prompt):
+
+* **rewrite** (ErrorLLM's RefLLM, MIRA's adaptation and recovery, the baselines): with
+  probability ``fix_rate`` the benchmark's gold, re-written (other aliases, keyword case,
+  layout: :func:`sqlmend.sql.restyle`, executed to check it is still right); else with
+  probability ``echo_rate`` no change; else a *real wrong query* for the same question,
+  drawn from other systems' wrong predictions (the pool: the shared prediction files, the
+  file under correction left out), or an execution-checked perturbation of the gold
+  (:func:`sqlmend.synth.build.perturb`) where no other system was wrong;
+* **judge** (MIRA's repair-unit judge and evidence-verified activation, the listwise
+  verifier): the right answer with probability ``judge_accuracy``, else the wrong one. Right
+  means what the gold says: a repair unit is needed when the query with it reverted is wrong;
+  an item should be activated when the current SQL is wrong; the listwise choice is the first
+  candidate that is right (0, the original, when it is right or none is).
+* **localize** (ErrorLLM's LocLLM): no location (the stage's default localizations stand).
+
+Every draw is a hash of ``seed``, the question and the prompt, not of the quality: the
+same call gets the same uniform number at every quality, so a question a model of quality
+0.4 fixes is fixed at 0.6 too, and the curves over quality are not noise. Tokens are counted
+as characters / 4. Never a default and never a claim about a real model's quality: the rates
+and the pool are stated with every number it produces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlmend import sql as sqlmod
+from sqlmend.errors import DatabaseError, ModelError, SqlError
+from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage
+
+#: The backend kind in call logs and cassettes (not in the registry: a user's config cannot name it).
+KIND = "simulated"
+
+_QUESTION = re.compile(r"^\s*Question:\s*(.+?)\s*$", re.M)
+_CANDIDATE = re.compile(r"^\[(\d+)\] (.+)$", re.M)
+_LISTWISE = re.compile(r"Answer with one number from 0 to (\d+)")
+_ITEM_ID = re.compile(r'"id":\s*"([^"]+)"')
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The simulated model's quality: the probabilities that define it.
+
+    Attributes:
+        fix_rate: a rewrite is a right query.
+        echo_rate: a rewrite that is not right leaves the SQL unchanged (the rest: a real wrong query).
+        judge_accuracy: a judge's or verifier's answer is the right one.
+        seed: the seed of every draw.
+    """
+
+    fix_rate: float
+    echo_rate: float = 0.1
+    judge_accuracy: float | None = None  # None: the fix rate
+    seed: int = 0
+
+    @classmethod
+    def of_quality(cls, quality: float, echo_rate: float = 0.1, judge_accuracy: float | None = None,
+                   seed: int = 0) -> "Rates":
+        """The rates of one model quality ``q``: fix rate q, judge accuracy q (unless given),
+        echo rate ``echo_rate`` (at most what the fix rate leaves)."""
+        if not 0.0 <= quality <= 1.0:
+            raise ValueError(f"a model quality is a probability, got {quality}")
+        return cls(quality, min(echo_rate, 1.0 - quality), judge_accuracy, seed)
+
+    @property
+    def judge(self) -> float:
+        return self.fix_rate if self.judge_accuracy is None else self.judge_accuracy
+
+    def describe(self) -> str:
+        return (f"fix {self.fix_rate:g}, echo {self.echo_rate:g}, wrong {1 - self.fix_rate - self.echo_rate:.2g}, "
+                f"judge {self.judge:g}, seed {self.seed}")
+
+
+class Oracle:
+    """What the benchmark knows: each question's gold, and whether a SQL returns its rows.
+
+    Executes on the dataset's SQLite databases (one read-only connection per database and
+    thread), compares row sets as the evaluator does (BIRD's rule), and remembers each answer.
+
+    Args:
+        dataset: the benchmark's tasks (gold SQL and databases).
+        timeout: seconds of work per execution.
+    """
+
+    def __init__(self, dataset: Any, timeout: float = 5.0):
+        self.dataset = dataset
+        self.timeout = timeout
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._verdicts: dict[tuple[str, str], bool] = {}
+        self._gold_rows: dict[str, set | None] = {}
+        self._by_question: dict[str, list[str]] = {}
+        for t in dataset:
+            self._by_question.setdefault(" ".join(t.question.split()), []).append(t.question_id)
+        self._tables: dict[str, set[str]] = {}
+
+    def _db(self, db_id: str) -> Any:
+        from sqlmend.db import connect
+
+        conns = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        if db_id not in conns:
+            path = self.dataset.db_path(db_id)
+            conns[db_id] = connect(path) if path is not None else None
+        return conns[db_id]
+
+    def rows(self, question_id: str, text: str) -> set | None:
+        """The set of rows ``text`` returns on the question's database (None: it fails)."""
+        db = self._db(self.dataset.task(question_id).db_id)
+        if db is None or not text.strip():
+            return None
+        try:
+            return set(map(tuple, db.execute(text, timeout=self.timeout, max_rows=100_000).rows))
+        except (DatabaseError, SqlError):
+            return None
+
+    def gold_rows(self, question_id: str) -> set | None:
+        with self._lock:
+            if question_id in self._gold_rows:
+                return self._gold_rows[question_id]
+        rows = self.rows(question_id, self.dataset.task(question_id).gold or "")
+        with self._lock:
+            self._gold_rows[question_id] = rows
+        return rows
+
+    def right(self, question_id: str, text: str) -> bool:
+        """Whether ``text`` returns the gold's rows (False when either fails)."""
+        key = (question_id, " ".join(text.split()))
+        with self._lock:
+            if key in self._verdicts:
+                return self._verdicts[key]
+        gold = self.gold_rows(question_id)
+        verdict = gold is not None and self.rows(question_id, text) == gold
+        with self._lock:
+            self._verdicts[key] = verdict
+        return verdict
+
+    def task_of(self, prompt: str) -> str | None:
+        """The question id a prompt is about: its last ``Question:`` line, ties broken by the
+        database whose table names the prompt mentions most."""
+        found = _QUESTION.findall(prompt)
+        if not found:
+            return None
+        ids = self._by_question.get(" ".join(found[-1].split()))
+        if not ids:
+            return None
+        if len(ids) == 1:
+            return ids[0]
+        low = prompt.lower()
+
+        def mentions(qid: str) -> int:
+            db_id = self.dataset.task(qid).db_id
+            if db_id not in self._tables:
+                db = self._db(db_id)
+                self._tables[db_id] = {t.name.lower() for t in db.schema().tables} if db is not None else set()
+            return sum(1 for t in self._tables[db_id] if re.search(rf"\b{re.escape(t)}\b", low))
+
+        return max(ids, key=mentions)
+
+
+def _uniform(*parts: Any) -> float:
+    """A number in [0, 1) fixed by ``parts`` (no global random state)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2 ** 64
+
+
+@dataclass
+class _Draws:
+    """What the model said, counted (``SimulatedModel.stats``)."""
+
+    by_answer: dict[str, int] = field(default_factory=dict)
+
+    def add(self, kind: str) -> None:
+        self.by_answer[kind] = self.by_answer.get(kind, 0) + 1
+
+
+class SimulatedModel(Backend):
+    """A chat backend whose answers are drawn from real SQL at a known quality (see the module doc).
+
+    Args:
+        model: the model's name in logs and call keys (say the quality in it: ``sim-q0.6``).
+        name: the endpoint name.
+        log: the call log.
+        oracle: the benchmark's golds (:class:`Oracle`).
+        pool: ``{question_id: [wrong SQL, ...]}``, real wrong predictions of other systems.
+        rates: the quality (:class:`Rates`).
+        exclude: ``{question_id: SQL}`` never drawn as a wrong answer (the file being corrected:
+            a model that answers the input it was given is an echo, counted as such).
+    """
+
+    kind = KIND
+
+    def __init__(self, model: str, name: str | None = None, log: Any = None, *, oracle: Oracle,
+                 pool: dict[str, list[str]], rates: Rates, exclude: dict[str, str] | None = None):
+        super().__init__(model, name, log)
+        self.oracle, self.pool, self.rates = oracle, pool, rates
+        self.exclude = {k: " ".join(v.split()) for k, v in (exclude or {}).items()}
+        self.draws = _Draws()
+        self._lock = threading.Lock()
+        self._right: dict[tuple[str, int], str] = {}
+        self._perturbed: dict[str, list[str]] = {}
+
+    # --- the answers ------------------------------------------------------
+    def _chat(self, messages: list[Message], options: ChatOptions, json_schema: dict | None) -> ChatResult:
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        qid = self.oracle.task_of(prompt)
+        if qid is None:
+            raise ModelError("simulated model: the prompt names no question of its benchmark")
+        key = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+        role = _role(json_schema, prompt)
+        answer, kind = getattr(self, f"_{role}")(qid, key, prompt)
+        with self._lock:
+            self.draws.add(f"{role}:{kind}")
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        return ChatResult(text=text, usage=Usage(len(prompt) // 4, max(1, len(text) // 4)),
+                          raw={"simulated": {"role": role, "answer": kind, "question_id": qid}},
+                          model=self.model, backend=self.kind, finish_reason="stop")
+
+    def _draw_rewrite(self, qid: str, key: str) -> tuple[str | None, str]:
+        """``(sql, kind)``: a right query, None for no change, or a real wrong one."""
+        u = _uniform(self.rates.seed, qid, key, "rewrite")
+        if u < self.rates.fix_rate:
+            return self.right_sql(qid, int(_uniform(self.rates.seed, qid, key, "style") * 3)), "right"
+        if u < self.rates.fix_rate + self.rates.echo_rate:
+            return None, "echo"
+        wrong = self.wrong_sql(qid, _uniform(self.rates.seed, qid, key, "pick"))
+        return (wrong, "wrong") if wrong else (None, "echo")
+
+    def _rewrite(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # RefLLM
+        sql, kind = self._draw_rewrite(qid, key)
+        if sql is None:
+            return {"sql": "", "addressed": [], "no_change": True}, kind
+        return {"sql": sql, "addressed": [], "no_change": False}, kind
+
+    def _adapt(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # MIRA's adaptation
+        sql, kind = self._draw_rewrite(qid, key)
+        return {"sql": sql or "", "applied": _ITEM_ID.findall(prompt)}, kind
+
+    def _recover(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # MIRA's repair recovery
+        sql, kind = self._draw_rewrite(qid, key)
+        return {"sql": sql or ""}, kind
+
+    def _text(self, qid: str, key: str, prompt: str) -> tuple[str, str]:  # the baselines
+        sql, kind = self._draw_rewrite(qid, key)
+        if sql is None:
+            return "The SQL is correct.", kind
+        return f"```sql\n{sql}\n```", kind
+
+    def _localize(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:
+        return {"errors": []}, "none"
+
+    def _honest(self, qid: str, key: str, what: str) -> bool:
+        return _uniform(self.rates.seed, qid, key, what) < self.rates.judge
+
+    def _judge(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # MIRA's repair-unit judge
+        reverted = _between(prompt, "Query with the change reverted:", "Repaired query:")
+        needed = not self.oracle.right(qid, reverted) if reverted else True
+        honest = self._honest(qid, key, "judge")
+        accept = needed if honest else not needed
+        question = (_QUESTION.findall(prompt) or [""])[-1]
+        return {"accept": accept, "probe": None, "error_type": "clause_error",
+                "applicability": f"questions like: {question}",
+                "incorrect_behavior": "the query without this change answers another question",
+                "required_behavior": f"what the question asks: {question}",
+                "repair_behavior": "make the change this repair unit records",
+                "preserve": ["the rest of the query"], "not_applicable": "questions that do not ask this",
+                "reason": "simulated judge"}, "right" if honest else "wrong"
+
+    def _activate(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # MIRA's activation
+        current = _between(prompt, "Current SQL:", "Candidate memory items")
+        needed = not self.oracle.right(qid, current) if current else False
+        verdicts, kinds = [], []
+        for item in dict.fromkeys(_ITEM_ID.findall(_between(prompt, "Candidate memory items", "Observations")
+                                                   or prompt)):
+            honest = self._honest(qid, key, f"activate:{item}")
+            kinds.append("right" if honest else "wrong")
+            verdicts.append({"item": item, "activate": needed if honest else not needed,
+                             "reason": "simulated judge", "binding": ""})
+        return {"probe": None, "verdicts": verdicts}, "+".join(sorted(set(kinds))) or "none"
+
+    def _listwise(self, qid: str, key: str, prompt: str) -> tuple[str, str]:  # the listwise verifier
+        shown = {int(i): text for i, text in _CANDIDATE.findall(prompt)}
+        if not shown:
+            return "0", "none"
+        right = next((i for i in sorted(shown) if self.oracle.right(qid, shown[i])), 0)
+        if self._honest(qid, key, "listwise"):
+            return str(right), "right"
+        others = [i for i in sorted(shown) if i != right]
+        if not others:
+            return str(right), "right"
+        return str(others[int(_uniform(self.rates.seed, qid, key, "other") * len(others))]), "wrong"
+
+    # --- the SQL it draws from --------------------------------------------
+    def right_sql(self, qid: str, style: int) -> str:
+        """The gold written in ``style`` (:func:`sqlmend.sql.restyle`), or as it is when the
+        rewriting does not return the gold's rows."""
+        with self._lock:
+            if (qid, style) in self._right:
+                return self._right[(qid, style)]
+        gold = self.oracle.dataset.task(qid).gold or ""
+        try:
+            text = sqlmod.restyle(gold, "sqlite", style)
+        except SqlError:
+            text = gold
+        if text != gold and not self.oracle.right(qid, text):
+            text = gold
+        with self._lock:
+            self._right[(qid, style)] = text
+        return text
+
+    def wrong_sql(self, qid: str, u: float) -> str | None:
+        """A wrong query for the question: another system's, else a perturbed gold (None: none)."""
+        mine = self.exclude.get(qid)
+        real = [s for s in self.pool.get(qid, []) if " ".join(s.split()) != mine]
+        choices = real or self.perturbed(qid)
+        return choices[int(u * len(choices))] if choices else None
+
+    def perturbed(self, qid: str) -> list[str]:
+        """Execution-checked perturbations of the gold that return other rows (seeded)."""
+        with self._lock:
+            if qid in self._perturbed:
+                return self._perturbed[qid]
+        from sqlmend.synth.build import perturb
+        from sqlmend.synth.operators import OPERATORS
+
+        task = self.oracle.dataset.task(qid)
+        db = self.oracle._db(task.db_id)
+        out: list[str] = []
+        if db is not None and task.gold:
+            rng = random.Random(f"{self.rates.seed}:{qid}")
+            ops = sorted(OPERATORS.values(), key=lambda op: op.name)
+            rng.shuffle(ops)
+            try:
+                gold_result = db.execute(task.gold, timeout=self.oracle.timeout, max_rows=2000)
+                out = [text for text, _, _ in perturb(task.gold, db.schema(), db, gold_result, rng, ops[:8],
+                                                      timeout=self.oracle.timeout)]
+                out = [text for text in out if not self.oracle.right(qid, text)][:3]  # wrong by the EX rule too
+            except (DatabaseError, SqlError):
+                out = []
+        with self._lock:
+            self._perturbed[qid] = out
+        return out
+
+
+def _role(json_schema: dict | None, prompt: str) -> str:
+    """What a call asks, from the answer's schema (free text: listwise or a baseline's rewrite)."""
+    if json_schema is None:
+        return "listwise" if _LISTWISE.search(prompt) else "text"
+    props = set((json_schema.get("properties") or {}))
+    if "no_change" in props:
+        return "rewrite"
+    if "errors" in props:
+        return "localize"
+    if "accept" in props:
+        return "judge"
+    if "verdicts" in props:
+        return "activate"
+    if "applied" in props:
+        return "adapt"
+    if props == {"sql"}:
+        return "recover"
+    raise ModelError(f"simulated model: no answer for a call with schema properties {sorted(props)}")
+
+
+def _between(text: str, start: str, end: str) -> str:
+    """The text between two markers of a prompt ("" when a marker is missing)."""
+    i = text.rfind(start)
+    if i < 0:
+        return ""
+    j = text.find(end, i + len(start))
+    body = text[i + len(start): j if j >= 0 else None].strip()
+    return body
+
+
+def wrong_pool(dataset: Any, pred_files: list[Path], workers: int = 2, progress: bool = False) -> dict[str, list[str]]:
+    """The real wrong predictions of each question, over the given prediction files.
+
+    A prediction is wrong when the evaluator says so (other rows, or it fails to run;
+    a time-out is left out). Each SQL appears once per question.
+
+    Args:
+        dataset: the benchmark.
+        pred_files: the prediction files (the shared files of the dataset).
+        workers: evaluation worker processes.
+        progress: show progress bars.
+
+    Returns:
+        ``{question_id: [SQL, ...]}`` in the files' order.
+    """
+    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.data.predictions import load_predictions
+
+    pool: dict[str, list[str]] = {}
+    for path in pred_files:
+        preds = load_predictions(path, dataset)
+        report = evaluate(dataset, preds, workers=workers, progress=progress, label=f"pool {Path(path).stem}")
+        for r in report.results:
+            if r.verdict in ("wrong", "pred_error") and r.sql.strip():
+                seen = pool.setdefault(r.question_id, [])
+                if r.sql not in seen:
+                    seen.append(r.sql)
+    return pool

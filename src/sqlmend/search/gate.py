@@ -1,0 +1,100 @@
+"""The model gate: what a model's rewrite needs beyond the guard before it replaces a query.
+
+The guard (:mod:`sqlmend.guard`) keeps any rewrite that runs and changes the result. For a
+rewrite a rule or the search derived from database evidence that is enough; for a model's it
+is not: a model asked about a correct query (a detector's false alarm) and answering wrongly
+changes the result too, and the guard lets it through. Measured with a simulated model of
+known quality (``sqlmend bench model-sim``, docs/benchmarks.md), that is where the model path
+broke correct queries. So a rewrite that came from a model call (a stage whose trace counts
+calls) is admitted only when one of these holds, checked in this order, and the trace says
+which (``detail["admitted_by"]``):
+
+1. ``original fails to run``: the engine refuses the query being rewritten (an error, not a
+   time-out): it cannot be right, so no correct query is lost;
+2. ``strict finding``: a static rule of ``strict`` severity proves the query wrong from the
+   schema and the data (the rules run again when an earlier stage rewrote the query: a finding
+   about the query before that rewrite proves nothing about it now);
+3. ``verifier``: the trained feature verifier (Spider train) prefers the rewrite by the margin
+   the search's own decision was calibrated to on Spider train (``margin_for("flagged")``, the
+   decider's P(fix) where the weights ship one), or by ``margin`` when given.
+
+Otherwise the query is kept and the trace says why. Nothing here was fitted on the
+simulated model's runs or on Spider dev.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmend.rules import RuleContext, check
+from sqlmend.search.engine import execute_original
+from sqlmend.search.generators import SearchInput
+from sqlmend.search.verifier import FeatureVerifier
+from sqlmend.stage import refused_by_engine
+
+FAILS = "original fails to run"
+STRICT = "strict finding"
+VERIFIER = "verifier"
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """Whether a model rewrite is admitted, by which check, and why."""
+
+    admitted: bool
+    by: str | None
+    note: str
+
+
+class ModelGate:
+    """The gate of model rewrites (see the module doc).
+
+    Args:
+        weights: the verifier's weights file (None: the shipped one).
+        margin: the verifier's margin (None: the one calibrated on Spider train for flagged queries).
+        verifier: a verifier already loaded (then ``weights`` is not read).
+    """
+
+    def __init__(self, weights: str | None = None, margin: float | None = None,
+                 verifier: FeatureVerifier | None = None):
+        self.verifier = verifier or FeatureVerifier(weights)
+        self.margin = float(margin) if margin is not None else self.verifier.margin_for("flagged")
+
+    def check(self, ctx: Any, candidate: str, findings: list[Any]) -> GateVerdict:
+        """Decide on a model's rewrite of ``ctx.sql`` that the guard accepted.
+
+        Args:
+            ctx: the stage context (:class:`sqlmend.stage.StageContext`), its ``sql`` the query rewritten.
+            candidate: the rewrite.
+            findings: what the earlier stages and the rewriting stage found (the static rules' findings
+                are made anew when ``ctx.sql`` is no longer the task's input).
+
+        Returns:
+            The verdict.
+        """
+        result, error = ctx.execute()
+        if result is None and refused_by_engine(error):
+            return GateVerdict(True, FAILS, f"admitted: the query it replaces fails to run ({error})")
+        if ctx.sql != ctx.task.sql:  # an earlier stage rewrote it: what the rules find in it now
+            rule_ctx = RuleContext(ctx.db, ctx.sql, ctx.task.question, timeout=ctx.run.timeout,
+                                   exec_result=result, exec_error=error)
+            findings = [*check(ctx.db, ctx.sql, ctx.task.question, context=rule_ctx),
+                        *(f for f in findings if f.source != "static")]
+        strict = sorted({f.code for f in findings if f.severity == "strict" and f.source == "static"})
+        if strict:
+            return GateVerdict(True, STRICT, f"admitted: strict finding(s) {', '.join(strict)} prove the query wrong")
+        db, run = ctx.db, ctx.run
+        inp = SearchInput(ctx.task.question, db.schema(), db.value_index(), ctx.task.evidence or "")
+        orig = execute_original(db, ctx.sql, run.timeout, run.max_rows, result, error)
+        query = self.verifier.for_query(inp, orig, findings, ctx.dialect)
+        orig.score = query.original_score
+        cand = execute_original(db, candidate, run.timeout, run.max_rows)
+        cand.score = query.scores([cand])[0]
+        flagged = bool(findings) or result is None or not result.rows  # as the search flags a query
+        value = self.verifier.replace_value(query, [cand], flagged)
+        rule = "P(fix)" if self.verifier.decider is not None else "score gap"
+        if value > self.margin:
+            return GateVerdict(True, VERIFIER, f"admitted: the verifier's {rule} {value:.3f} > margin {self.margin:g}")
+        return GateVerdict(False, None, f"model rewrite not admitted: nothing proves the query wrong and the "
+                                        f"verifier's {rule} {value:.3f} <= margin {self.margin:g}")
