@@ -31,6 +31,7 @@ LAYERS = {
     "review": 11, "service": 11,
     "bench": 12, "mcpserver": 12,
     "cli": 13,
+    "__main__": 14,
 }
 
 

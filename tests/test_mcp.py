@@ -41,7 +41,8 @@ ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELEC
 STAGES = "static,memory,search,guard"  # no model stage: the same answers on any machine
 TIMEOUT = 0.5
 TOKEN = "test-token-7f3a"
-TOOLS = {"list_databases", "describe_schema", "check_sql", "correct_sql"}
+TOOLS_ORDER = ("list_databases", "describe_schema", "check_sql", "correct_sql")
+TOOLS = set(TOOLS_ORDER)
 
 
 def _sha256(path: Path) -> str:
@@ -307,3 +308,19 @@ def test_the_command_refuses_a_missing_database_and_a_bad_transport(tmp_path):
     assert r.exit_code == 2 and "stdio or http" in r.output
     r = runner.invoke(app, ["mcp"])
     assert r.exit_code == 2 and "no database configured" in r.output
+
+
+def test_the_documented_client_lists_the_tools_and_corrects_the_query(data_dir):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    section = page.split("## A client in a few lines", 1)[1]
+    script = section.split("```python\n", 1)[1].split("```", 1)[0]
+    # the server's environment is the SDK's safe default: point it at this tree's code
+    here = f"env={{'PYTHONPATH': {_env()['PYTHONPATH']!r}}}, args=["
+    script = script.replace("StdioServerParameters(command=sys.executable, args=[",
+                            f"StdioServerParameters(command=sys.executable, {here}")
+    assert "env=" in script
+    done = subprocess.run([sys.executable, "-c", script], cwd=data_dir, env=_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [str(list(TOOLS_ORDER)), FIXED]
+
