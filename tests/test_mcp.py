@@ -24,6 +24,7 @@ pytest.importorskip("mcp")
 import httpx2  # noqa: E402  (the SDK's HTTP client)
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
 
 import sqlmend  # noqa: E402
 from sqlmend.api import Corrector  # noqa: E402
@@ -89,6 +90,7 @@ async def _session(client: Client) -> dict:
     await call("missing", "check_sql", {"database": "concert", "question": "q"})
     await call("wrong_type", "check_sql", {"database": "concert", "question": "q", "sql": 5})
     await call("endless", "check_sql", {"database": "concert", "question": "how many?", "sql": ENDLESS})
+    await call("endless_correct", "correct_sql", {"database": "concert", "question": "how many?", "sql": ENDLESS})
     await call("after", "correct_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
     return out
 
@@ -112,8 +114,10 @@ def stdio(db):
 def http_server(db):
     """`sqlmend mcp --transport http` on a free loopback port, with a bearer token."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, *_command(db, "--transport", "http", "--port", str(port))],
-                            env=_env(SQLMEND_TOKEN=TOKEN), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = db.with_name("http-server.log")
+    with log.open("wb") as err:  # a file, not a pipe nobody reads while the server runs
+        proc = subprocess.Popen([sys.executable, *_command(db, "--transport", "http", "--port", str(port))],
+                                env=_env(SQLMEND_TOKEN=TOKEN), stdout=subprocess.DEVNULL, stderr=err)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -123,7 +127,7 @@ def http_server(db):
         except httpx.HTTPError:
             pass
         if proc.poll() is not None:
-            pytest.fail(f"sqlmend mcp exited: {proc.stderr.read().decode()[-2000:]}")
+            pytest.fail(f"sqlmend mcp exited: {log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.2)
     else:
         proc.kill()
@@ -228,6 +232,9 @@ def test_a_query_past_the_time_limit_comes_back_with_the_reason(answers):
     assert not is_error and body["wrong"]
     assert any(f["code"] == "EX02" and "work limit" in f["message"] for f in body["findings"]), body["findings"]
     assert seconds < 30
+    is_error, body, _, seconds = answers["endless_correct"]
+    assert not is_error and not body["changed"] and body["sql"] == ENDLESS
+    assert "EX02" in [f["code"] for f in body["findings"]] and seconds < 60
 
 
 def test_list_databases_and_describe_schema(answers):
@@ -264,8 +271,14 @@ def test_http_without_the_token_is_401_and_health_is_open(http_server):
         async with Client(http_server + "/mcp") as client:
             await client.list_tools()
 
-    with pytest.raises(Exception):  # noqa: B017  (the SDK's error for a 401 varies by version)
+    with pytest.raises(BaseException) as refused:  # noqa: B017  (an MCPError inside task groups)
         anyio.run(without_token)
+    assert any(isinstance(e, MCPError) for e in _leaves(refused.value)), refused.value
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    inner = getattr(error, "exceptions", None)
+    return [leaf for e in inner for leaf in _leaves(e)] if inner else [error]
 
 
 def test_stdio_stdout_carries_the_protocol_only(db):

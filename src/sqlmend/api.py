@@ -32,9 +32,10 @@ itself raises, at construction: a missing database
 (:class:`~sqlmend.errors.ConfigError`).
 
 The CLI's single query (``sqlmend correct --db ... --sql ...``, ``sqlmend check``),
-the HTTP service and the Ray workers of ``sqlmend correct --engine ray`` (one
-Corrector per database, sharing one set of stages: :class:`Correctors`) are
-built on this class.
+the HTTP service, the MCP server (``sqlmend mcp``) and the Ray workers of
+``sqlmend correct --engine ray`` (one Corrector per database, sharing one set of
+stages: :class:`Correctors`) are built on this class. ``fixer.schema()`` and
+``fixer.value_index()`` are the database as the stages see it.
 """
 
 from __future__ import annotations
