@@ -145,7 +145,9 @@ def http(http_server, db):
     before = _sha256(db)
 
     async def run() -> dict:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http_client:
+        # the SDK's own timeouts (httpx2's default of 5 s is shorter than a correction on a loaded machine)
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
+                                      timeout=httpx2.Timeout(30, read=300)) as http_client:
             transport = streamable_http_client(http_server + "/mcp", http_client=http_client)
             async with Client(transport) as client:
                 return await _session(client)
