@@ -188,3 +188,9 @@ def test_the_readme_example_runs(spider_dir):
     exec(compile(code.replace(named.group(1), str(real)), "README.md", "exec"), namespace)
     result = namespace["result"]
     assert result.changed and result.findings and result.explain().splitlines()[-1] == f"corrected: {result.sql}"
+
+
+def test_the_corrector_shows_the_database_as_the_stages_see_it(spider_db):
+    with sqlmend.Corrector(spider_db("concert_singer"), stages="static") as fixer:
+        assert fixer.schema().table("singer").primary_key == ["Singer_ID"]
+        assert "France" in fixer.value_index().values("singer", "Country")

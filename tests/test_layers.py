@@ -29,8 +29,9 @@ LAYERS = {
     "api": 9,
     "batch": 10,
     "review": 11, "service": 11,
-    "bench": 12,
+    "bench": 12, "mcpserver": 12,
     "cli": 13,
+    "__main__": 14,
 }
 
 

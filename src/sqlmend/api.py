@@ -32,9 +32,10 @@ itself raises, at construction: a missing database
 (:class:`~sqlmend.errors.ConfigError`).
 
 The CLI's single query (``sqlmend correct --db ... --sql ...``, ``sqlmend check``),
-the HTTP service and the Ray workers of ``sqlmend correct --engine ray`` (one
-Corrector per database, sharing one set of stages: :class:`Correctors`) are
-built on this class.
+the HTTP service, the MCP server (``sqlmend mcp``) and the Ray workers of
+``sqlmend correct --engine ray`` (one Corrector per database, sharing one set of
+stages: :class:`Correctors`) are built on this class. ``fixer.schema()`` and
+``fixer.value_index()`` are the database as the stages see it.
 """
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from sqlmend.db import Database, connect
+from sqlmend.db import Database, ValueIndex, connect
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for
 from sqlmend.taxonomy import REFUSED
-from sqlmend.types import Correction, Finding, StageTrace, Task
+from sqlmend.types import Correction, Finding, Schema, StageTrace, Task
 
 #: Stages that only look; :meth:`Corrector.check` runs those of the configuration.
 CHECK_STAGES = ("static", "memory", "detector")
@@ -463,6 +464,18 @@ class Corrector:
         with ThreadPoolExecutor(max_workers=min(workers, len(tasks)),
                                 thread_name_prefix="sqlmend-correct") as pool:
             return list(pool.map(one, tasks))  # map keeps the input order
+
+    # --- the database as the stages see it --------------------------------------
+
+    def schema(self) -> Schema:
+        """The database's tables, columns, types, keys and row counts, as every stage reads them."""
+        with self._pool.acquire() as db:
+            return db.schema()
+
+    def value_index(self) -> ValueIndex:
+        """The distinct text values of every column, as the static rules look literals up in them."""
+        with self._pool.acquire() as db:
+            return db.value_index()
 
     # --- lifetime ----------------------------------------------------------------
 

@@ -42,6 +42,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.sql_cmd",
     "sqlmend.cli.correct_cmd",
     "sqlmend.cli.serve_cmd",
+    "sqlmend.cli.mcp_cmd",
     "sqlmend.cli.memory_cmd",
     "sqlmend.cli.eval_cmd",
     "sqlmend.cli.rules_cmd",

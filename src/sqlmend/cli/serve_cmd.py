@@ -8,9 +8,22 @@ from pathlib import Path
 import typer
 
 from sqlmend.cli.correct_cmd import _MODEL, _OPTION, _STAGES, _STRATEGY_HELP, _TIMEOUT, _config, with_memory
+from sqlmend.pipeline import PipelineConfig
 
 _STORE_HELP = ("repair memory: a folder, or postgresql://USER@HOST/DB for one store shared by replicas "
                "(schema migrated on first use; default: $SQLMEND_MEMORY_STORE, else the local folder)")
+
+# options shared by serve and mcp (the pipeline of a server)
+_STRATEGY = typer.Option("errorllm", help=_STRATEGY_HELP)
+_MEMORY_STORE = typer.Option(None, "--memory-store", metavar="DIR|URL", help=_STORE_HELP)
+_MEMORY_NAMESPACE = typer.Option(None, "--memory-namespace", help="which memory of the store")
+
+
+def server_config(strategy: str, stages: str | None, model: list[str] | None, option: list[str] | None,
+                  timeout: float, memory_store: str | None, memory_namespace: str | None) -> PipelineConfig:
+    """The pipeline configuration of a server's options (serve, mcp): one model call at a time."""
+    return with_memory(_config(strategy, stages, model, 1, 1, timeout, option),
+                       memory_store, memory_namespace)  # a URL stays a str: never a Path
 
 
 def serve(
@@ -18,11 +31,11 @@ def serve(
     port: int = typer.Option(8080, help="port"),
     db_root: str = typer.Option(None, help="folder of <db_id>/<db_id>.sqlite (default: Spider's)"),
     stages: str = _STAGES,
-    strategy: str = typer.Option("errorllm", help=_STRATEGY_HELP),
+    strategy: str = _STRATEGY,
     model: list[str] = _MODEL,
     option: list[str] = _OPTION,
-    memory_store: str = typer.Option(None, "--memory-store", metavar="DIR|URL", help=_STORE_HELP),
-    memory_namespace: str = typer.Option(None, "--memory-namespace", help="which memory of the store"),
+    memory_store: str = _MEMORY_STORE,
+    memory_namespace: str = _MEMORY_NAMESPACE,
     allow_paths: bool = typer.Option(False, help="accept database paths/URLs in requests"),
     timeout: float = _TIMEOUT,
     token: str = typer.Option(None, envvar="SQLMEND_TOKEN", show_envvar=True,
@@ -47,8 +60,7 @@ def serve(
     from sqlmend.service.runner import serve as run
     from sqlmend.service.settings import ServiceSettings
 
-    config = with_memory(_config(strategy, stages, model, 1, 1, timeout, option),
-                         memory_store, memory_namespace)  # a URL stays a str: never a Path
+    config = server_config(strategy, stages, model, option, timeout, memory_store, memory_namespace)
     try:
         settings = ServiceSettings(token=token or None, allow_paths=allow_paths, max_body_bytes=max_body,
                                    deadline=deadline, max_concurrency=max_concurrency, max_queue=max_queue,

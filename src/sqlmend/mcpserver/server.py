@@ -1,0 +1,212 @@
+"""The MCP server of ``sqlmend mcp`` on the official ``mcp`` SDK: stdio and streamable HTTP.
+
+:func:`build_server` registers the four tools of :mod:`sqlmend.mcpserver.tools` on an
+``MCPServer``; each tool call runs that module's function in a worker thread and answers its
+dict as structured content (with the JSON schema the tool advertises) beside a text rendering.
+An unknown database or a bad argument is a tool error (``isError``) whose message names the
+problem; the server goes on serving. :func:`http_app` is the streamable-HTTP app (``/mcp``)
+behind the HTTP service's admission middleware: the bearer token of ``$SQLMEND_TOKEN`` (401
+without it), a body size limit, and ``GET /health`` open for probes.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from sqlmend import __version__
+from sqlmend.errors import ConfigError
+from sqlmend.mcpserver import tools
+
+#: Where the MCP endpoint answers on HTTP.
+MCP_PATH = "/mcp"
+#: The largest HTTP request body (a tool call's JSON).
+MAX_BODY_BYTES = 1 << 20
+#: The longest question, evidence or SQL a tool takes (characters).
+MAX_TEXT = 100_000
+
+_log = logging.getLogger("sqlmend.mcp")
+
+INSTRUCTIONS = (
+    "sqlmend checks and corrects SQL written for the configured databases before it is run or "
+    "shown. Call list_databases for their names, describe_schema for a database's tables, "
+    "columns and stored values, check_sql to learn whether a query is wrong and why (with the "
+    "database's evidence), and correct_sql for the corrected query. Queries are never run for "
+    "their effects: only one read-only SELECT/WITH is executed; anything else is reported."
+)
+
+
+# --- what the tools answer (their output schemas) ----------------------------
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class FindingOut(_Open):
+    """Something found wrong, with the database's evidence and the fixes it proposes."""
+
+    code: str = Field(description="rule or stage code, e.g. VL01 (value), EX02 (fails to run), EX03 (refused)")
+    error_type: str = Field(description="the error type (sqlmend.taxonomy), e.g. value_error")
+    message: str
+    severity: str = Field(description="strict: may be fixed automatically; advisory: informs only")
+    source: str
+    location: str
+    schema_refs: list[str]
+    evidence: dict[str, Any] = Field(description="what the schema or the data showed")
+    fixes: list[Any] = Field(description="proposed fixes as data")
+    score: float | None = None
+
+
+class _Answer(_Open):
+    database: str
+    findings: list[FindingOut]
+    refused: bool = Field(description="the text is not one read-only query: reported, never run")
+    error: str | None = Field(description="a problem of this item (e.g. empty SQL); the SQL is kept")
+    explanation: str = Field(description="what each stage decided and why")
+
+
+class CorrectOut(_Answer):
+    sql: str = Field(description="the SQL to use: the guarded rewrite, or the input unchanged")
+    original_sql: str
+    changed: bool
+
+
+class CheckOut(_Answer):
+    sql: str = Field(description="the SQL checked, as given")
+    wrong: bool = Field(description="some stage found something wrong")
+
+
+class DatabaseOut(_Open):
+    name: str
+    dialect: str
+    tables: list[str]
+
+
+class DatabasesOut(_Open):
+    databases: list[DatabaseOut]
+
+
+class SchemaOut(_Open):
+    database: str
+    dialect: str
+    tables: list[dict[str, Any]] = Field(description="name, row_count, primary_key, foreign_keys, columns "
+                                                     "(name, type, primary_key, not_null; text columns: "
+                                                     "values, distinct_values, more_values)")
+
+
+# --- the tools -------------------------------------------------------------------
+
+Database = Annotated[str, Field(description="a name from list_databases", min_length=1, max_length=64)]
+Question = Annotated[str, Field(description="the natural-language question the SQL answers",
+                                max_length=MAX_TEXT)]
+Sql = Annotated[str, Field(description="the SQL to check (SQLite, PostgreSQL or DuckDB, as the database)",
+                           max_length=MAX_TEXT)]
+Evidence = Annotated[str | None, Field(description="optional external knowledge (BIRD style), e.g. "
+                                                   "definitions of terms in the question", max_length=MAX_TEXT)]
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+
+
+async def _answer(fn: Callable[..., dict[str, Any]], text: Callable[[dict[str, Any]], str],
+                  *args: Any) -> CallToolResult:
+    """Run one tool function in a worker thread; a ConfigError is the tool's error."""
+    try:
+        body = await anyio.to_thread.run_sync(functools.partial(fn, *args))
+    except ConfigError as exc:
+        raise ToolError(str(exc)) from None
+    return CallToolResult(content=[TextContent(type="text", text=text(body))], structured_content=body)
+
+
+def _explanation(body: dict[str, Any]) -> str:
+    return body["explanation"]
+
+
+def build_server(correctors: tools.Correctors) -> MCPServer:
+    """The MCP server of the configured databases (``{name: Corrector}``, kept open by the caller)."""
+    server = MCPServer("sqlmend", title="sqlmend", version=__version__, instructions=INSTRUCTIONS,
+                       log_level="WARNING")
+
+    @server.tool(annotations=_READ_ONLY)
+    async def list_databases() -> Annotated[CallToolResult, DatabasesOut]:
+        """List the databases this server checks SQL against: name, dialect (sqlite, postgres,
+        duckdb) and table names. Use a name as the `database` argument of the other tools."""
+        return await _answer(tools.list_databases, tools.databases_text, correctors)
+
+    @server.tool(annotations=_READ_ONLY)
+    async def describe_schema(database: Database) -> Annotated[CallToolResult, SchemaOut]:
+        """Describe one database as sqlmend's rules see it: tables with row counts, columns with
+        types, primary and foreign keys, and a few stored values of each text column (literals in
+        SQL must match these exactly, letter case included). Call it before writing SQL."""
+        return await _answer(tools.describe_schema, tools.schema_text, correctors, database)
+
+    @server.tool(annotations=_READ_ONLY)
+    async def check_sql(database: Database, question: Question, sql: Sql,
+                        evidence: Evidence = None) -> Annotated[CallToolResult, CheckOut]:
+        """Check a SQL query against its question and database without changing it: `wrong` tells
+        whether something was found, `findings` what (error type, message, the schema or data
+        evidence, proposed fixes). A text that is not one read-only query (DROP, UPDATE, several
+        statements) is reported as `refused` and never run; a query that runs past the time limit
+        is a finding. Use it before running a query or showing it to a person."""
+        return await _answer(tools.check_sql, _explanation, correctors, database, question, sql, evidence)
+
+    @server.tool(annotations=_READ_ONLY)
+    async def correct_sql(database: Database, question: Question, sql: Sql,
+                          evidence: Evidence = None) -> Annotated[CallToolResult, CorrectOut]:
+        """Correct a SQL query for its question and database: `sql` is the query to use (a rewrite
+        only when the database proves the input wrong and the rewrite passes sqlmend's guard,
+        else the input unchanged), `changed` says which, `findings` and `explanation` say why.
+        Never runs anything but one read-only query."""
+        return await _answer(tools.correct_sql, _explanation, correctors, database, question, sql, evidence)
+
+    return server
+
+
+def http_app(server: MCPServer, token: str | None, host: str = "127.0.0.1") -> Any:
+    """The streamable-HTTP ASGI app: ``POST/GET/DELETE /mcp``, ``GET /health`` (open for probes).
+
+    Args:
+        server: the MCP server.
+        token: the bearer token every request but ``/health`` must carry (None: no auth).
+        host: the address served (loopback turns on the SDK's DNS-rebinding protection).
+    """
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    from sqlmend.service.limits import AdmissionMiddleware
+
+    @server.custom_route("/health", methods=["GET"])
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "server": "sqlmend", "version": __version__})
+
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host,
+                                     max_request_body_size=MAX_BODY_BYTES)
+    return AdmissionMiddleware(app, token=token, max_body_bytes=MAX_BODY_BYTES)
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve on stdin/stdout until the client closes them (stdout carries protocol only)."""
+    server.run("stdio")
+
+
+def serve_http(server: MCPServer, token: str | None, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve streamable HTTP on ``http://HOST:PORT/mcp`` until interrupted."""
+    import uvicorn
+
+    from sqlmend.service.runner import _uvicorn_options
+
+    if not token:
+        _log.warning("serving MCP over HTTP without a bearer token (set SQLMEND_TOKEN)")
+    uvicorn.run(http_app(server, token, host), **_uvicorn_options(host, port))
+
+
+__all__ = ["INSTRUCTIONS", "MCP_PATH", "build_server", "http_app", "serve_http", "serve_stdio"]

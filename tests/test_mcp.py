@@ -1,0 +1,341 @@
+"""``sqlmend mcp`` as an agent meets it: a real server subprocess driven by the official SDK's client,
+over stdio and over streamable HTTP (with and without the bearer token), on a copy of a real Spider
+database. Each server starts once for the module; one session per transport makes every call and
+the tests read its answers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("mcp")
+
+import httpx2  # noqa: E402  (the SDK's HTTP client)
+from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+import sqlmend  # noqa: E402
+from sqlmend.api import Corrector  # noqa: E402
+from sqlmend.cli import app  # noqa: E402
+from sqlmend.errors import ConfigError  # noqa: E402
+from sqlmend.mcpserver import config, tools  # noqa: E402
+from sqlmend.service.runner import free_port  # noqa: E402
+
+QUESTION = "How many singers are from France?"
+FRANCE = "SELECT count(*) FROM singer WHERE country = 'france'"
+FIXED = "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+DROP = "DROP TABLE singer"
+# unbounded: only the time limit stops it
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+STAGES = "static,memory,search,guard"  # no model stage: the same answers on any machine
+TIMEOUT = 0.5
+TOKEN = "test-token-7f3a"
+TOOLS_ORDER = ("list_databases", "describe_schema", "check_sql", "correct_sql")
+TOOLS = set(TOOLS_ORDER)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _command(db: Path, *extra: str) -> list[str]:
+    return ["-c", "from sqlmend.cli import main; main()", "mcp", "--db", f"concert={db}",
+            "--stages", STAGES, "--timeout", str(TIMEOUT), *extra]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    src = str(Path(sqlmend.__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra}
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory, spider_db) -> Path:
+    """A copy of concert_singer: the DROP test compares its bytes before and after."""
+    path = tmp_path_factory.mktemp("mcp") / "concert_singer.sqlite"
+    shutil.copyfile(spider_db("concert_singer"), path)
+    return path
+
+
+async def _session(client: Client) -> dict:
+    """Every call the tests look at, in one session; each answer as (is_error, structured, text)."""
+    out: dict = {}
+
+    async def call(key: str, tool: str, arguments: dict) -> None:
+        start = time.perf_counter()
+        r = await client.call_tool(tool, arguments)
+        out[key] = (r.is_error, r.structured_content, r.content[0].text if r.content else "",
+                    time.perf_counter() - start)
+
+    out["tools"] = {t.name: t for t in (await client.list_tools()).tools}
+    await call("databases", "list_databases", {})
+    await call("schema", "describe_schema", {"database": "concert"})
+    await call("correct", "correct_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
+    await call("check", "check_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
+    await call("drop", "check_sql", {"database": "concert", "question": "q", "sql": DROP})
+    await call("drop_correct", "correct_sql", {"database": "concert", "question": "q",
+                                              "sql": "SELECT 1; DROP TABLE singer"})
+    await call("unknown", "correct_sql", {"database": "nope", "question": "q", "sql": "SELECT 1"})
+    await call("missing", "check_sql", {"database": "concert", "question": "q"})
+    await call("wrong_type", "check_sql", {"database": "concert", "question": "q", "sql": 5})
+    await call("endless", "check_sql", {"database": "concert", "question": "how many?", "sql": ENDLESS})
+    await call("endless_correct", "correct_sql", {"database": "concert", "question": "how many?", "sql": ENDLESS})
+    await call("after", "correct_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
+    return out
+
+
+@pytest.fixture(scope="module")
+def stdio(db):
+    """The answers of one stdio session with `sqlmend mcp` (launched as an agent launches it)."""
+    before = _sha256(db)
+    params = StdioServerParameters(command=sys.executable, args=_command(db), env=_env())
+
+    async def run() -> dict:
+        async with Client(params) as client:
+            return await _session(client)
+
+    answers = anyio.run(run)
+    answers["hash"] = (before, _sha256(db))
+    return answers
+
+
+@pytest.fixture(scope="module")
+def http_server(db):
+    """`sqlmend mcp --transport http` on a free loopback port, with a bearer token."""
+    port = free_port()
+    log = db.with_name("http-server.log")
+    with log.open("wb") as err:  # a file, not a pipe nobody reads while the server runs
+        proc = subprocess.Popen([sys.executable, *_command(db, "--transport", "http", "--port", str(port))],
+                                env=_env(SQLMEND_TOKEN=TOKEN), stdout=subprocess.DEVNULL, stderr=err)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            pytest.fail(f"sqlmend mcp exited: {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("sqlmend mcp --transport http did not start")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def http(http_server, db):
+    before = _sha256(db)
+
+    async def run() -> dict:
+        # the SDK's own timeouts (httpx2's default of 5 s is shorter than a correction on a loaded machine)
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
+                                      timeout=httpx2.Timeout(30, read=300)) as http_client:
+            transport = streamable_http_client(http_server + "/mcp", http_client=http_client)
+            async with Client(transport) as client:
+                return await _session(client)
+
+    answers = anyio.run(run)
+    answers["hash"] = (before, _sha256(db))
+    return answers
+
+
+def _api(db: Path):
+    return Corrector(db, stages=STAGES, timeout=TIMEOUT)
+
+
+TRANSPORTS = ["stdio", "http"]
+
+
+@pytest.fixture(params=TRANSPORTS)
+def answers(request):
+    return request.getfixturevalue(request.param)
+
+
+# --- over both transports ------------------------------------------------------------
+
+
+def test_the_four_tools_are_listed_with_schemas_and_descriptions(answers):
+    listed = answers["tools"]
+    assert set(listed) == TOOLS
+    for tool in listed.values():
+        assert len(tool.description) > 80, tool.name
+        assert tool.input_schema["type"] == "object" and tool.output_schema
+        assert tool.annotations.read_only_hint and not tool.annotations.destructive_hint
+    assert listed["correct_sql"].input_schema["required"] == ["database", "question", "sql"]
+    assert "evidence" in listed["check_sql"].input_schema["properties"]
+
+
+def test_correct_sql_fixes_the_france_query_as_the_api_does(answers, db):
+    is_error, body, text, _ = answers["correct"]
+    assert not is_error
+    assert body["sql"] == FIXED and body["changed"] and body["original_sql"] == FRANCE
+    assert [f["code"] for f in body["findings"]] == ["VL01"]
+    assert "France" in json.dumps(body["findings"][0]["evidence"])
+    assert text == body["explanation"] and text.endswith(f"corrected: {FIXED}")
+    with _api(db) as fixer:
+        assert body == tools.correct_sql({"concert": fixer}, "concert", QUESTION, FRANCE)
+        result = fixer.correct(QUESTION, FRANCE)
+    assert (body["sql"], body["error"]) == (result.sql, result.error)
+    assert body["findings"] == [f.to_dict() for f in result.findings]
+
+
+def test_check_sql_reports_the_finding_with_its_evidence(answers, db):
+    is_error, body, _, _ = answers["check"]
+    assert not is_error and body["wrong"] and body["sql"] == FRANCE
+    with _api(db) as fixer:
+        assert body == tools.check_sql({"concert": fixer}, "concert", QUESTION, FRANCE)
+
+
+def test_a_drop_is_reported_never_run(answers):
+    is_error, body, _, _ = answers["drop"]
+    assert not is_error and body["refused"] and body["wrong"]
+    assert [f["code"] for f in body["findings"]] == ["EX03"]
+    is_error, body, _, _ = answers["drop_correct"]
+    assert not is_error and body["refused"] and not body["changed"]
+    before, after = answers["hash"]
+    assert before == after  # the database file is byte for byte what it was
+
+
+def test_an_unknown_database_is_a_tool_error_naming_the_known_ones(answers):
+    is_error, body, text, _ = answers["unknown"]
+    assert is_error and body is None
+    assert "unknown database 'nope'" in text and "concert" in text
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(answers):
+    is_error, _, text, _ = answers["missing"]
+    assert is_error and "sql" in text and "required" in text.lower()
+    is_error, _, text, _ = answers["wrong_type"]
+    assert is_error and "sql" in text
+    is_error, body, _, _ = answers["after"]
+    assert not is_error and body["sql"] == FIXED
+
+
+def test_a_query_past_the_time_limit_comes_back_with_the_reason(answers):
+    is_error, body, _, seconds = answers["endless"]
+    assert not is_error and body["wrong"]
+    assert any(f["code"] == "EX02" and "work limit" in f["message"] for f in body["findings"]), body["findings"]
+    assert seconds < 30
+    is_error, body, _, seconds = answers["endless_correct"]
+    assert not is_error and not body["changed"] and body["sql"] == ENDLESS
+    assert "EX02" in [f["code"] for f in body["findings"]] and seconds < 60
+
+
+def test_list_databases_and_describe_schema(answers):
+    _, body, text, _ = answers["databases"]
+    assert body == {"databases": [{"name": "concert", "dialect": "sqlite",
+                                   "tables": ["stadium", "singer", "concert", "singer_in_concert"]}]}
+    assert str(Path("/")) not in json.dumps(body)  # no server path
+    assert text.startswith("concert (sqlite): 4 tables")
+    _, body, text, _ = answers["schema"]
+    singer = next(t for t in body["tables"] if t["name"] == "singer")
+    country = next(c for c in singer["columns"] if c["name"] == "Country")
+    assert "France" in country["values"] and singer["primary_key"] == ["Singer_ID"]
+    assert {"columns": ["Singer_ID"], "ref_table": "singer", "ref_columns": ["Singer_ID"]} in \
+        next(t for t in body["tables"] if t["name"] == "singer_in_concert")["foreign_keys"]
+    assert "'France'" in text
+
+
+# --- one transport each ---------------------------------------------------------------
+
+
+def test_http_without_the_token_is_401_and_health_is_open(http_server):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"accept": "application/json, text/event-stream"}
+    r = httpx.post(http_server + "/mcp", json=init, headers=headers, timeout=10)
+    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+    r = httpx.post(http_server + "/mcp", json=init, headers={**headers, "authorization": "Bearer wrong"},
+                   timeout=10)
+    assert r.status_code == 401
+    assert httpx.get(http_server + "/health", timeout=10).json()["status"] == "ok"
+
+    async def without_token() -> None:
+        async with Client(http_server + "/mcp") as client:
+            await client.list_tools()
+
+    with pytest.raises(BaseException) as refused:  # noqa: B017  (an MCPError inside task groups)
+        anyio.run(without_token)
+    assert any(isinstance(e, MCPError) for e in _leaves(refused.value)), refused.value
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    inner = getattr(error, "exceptions", None)
+    return [leaf for e in inner for leaf in _leaves(e)] if inner else [error]
+
+
+def test_stdio_stdout_carries_the_protocol_only(db):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    done = subprocess.run([sys.executable, *_command(db)], input=json.dumps(init) + "\n", env=_env(),
+                          capture_output=True, text=True, timeout=60)
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert lines, done.stderr[-2000:]
+    answers = [json.loads(line) for line in lines]  # every line is a JSON-RPC message
+    assert answers[0]["id"] == 1 and answers[0]["result"]["serverInfo"]["name"] == "sqlmend"
+
+
+# --- configuration --------------------------------------------------------------------
+
+
+def test_databases_come_from_db_flags_and_a_toml_file(tmp_path):
+    assert config.parse_db("concert=x/concert_singer.sqlite") == ("concert", "x/concert_singer.sqlite")
+    assert config.parse_db("x/concert_singer.sqlite") == ("concert_singer", "x/concert_singer.sqlite")
+    assert config.parse_db("postgresql://h/shop?sslmode=require")[0] == "shop"
+    toml = tmp_path / "mcp.toml"
+    toml.write_text('[databases]\nconcert = "dbs/concert_singer.sqlite"\nshop = "postgresql://h/shop"\n')
+    assert config.databases(["pets=/d/pets_1.sqlite"], toml) == {
+        "concert": str(tmp_path / "dbs" / "concert_singer.sqlite"), "shop": "postgresql://h/shop",
+        "pets": "/d/pets_1.sqlite"}
+    for bad in ([], ["concert=a.sqlite", "concert=b.sqlite"], ["bad name=a.sqlite"], ["x="]):
+        with pytest.raises(ConfigError):
+            config.databases(bad)
+    toml.write_text('[databases]\nconcert = "a.sqlite"\n[server]\nport = 1\n')
+    with pytest.raises(ConfigError, match="unknown keys: server"):
+        config.databases(config=toml)
+
+
+def test_the_command_refuses_a_missing_database_and_a_bad_transport(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["mcp", "--db", f"gone={tmp_path / 'gone.sqlite'}"])
+    assert r.exit_code == 2 and "database 'gone'" in r.output
+    r = runner.invoke(app, ["mcp", "--db", "x=y.sqlite", "--transport", "sse"])
+    assert r.exit_code == 2 and "stdio or http" in r.output
+    r = runner.invoke(app, ["mcp"])
+    assert r.exit_code == 2 and "no database configured" in r.output
+
+
+def test_the_documented_client_lists_the_tools_and_corrects_the_query(data_dir):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "mcp.md").read_text(encoding="utf-8")
+    section = page.split("## A client in a few lines", 1)[1]
+    script = section.split("```python\n", 1)[1].split("```", 1)[0]
+    # the server's environment is the SDK's safe default: point it at this tree's code
+    here = f"env={{'PYTHONPATH': {_env()['PYTHONPATH']!r}}}, args=["
+    script = script.replace("StdioServerParameters(command=sys.executable, args=[",
+                            f"StdioServerParameters(command=sys.executable, {here}")
+    assert "env=" in script
+    done = subprocess.run([sys.executable, "-c", script], cwd=data_dir, env=_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [str(list(TOOLS_ORDER)), FIXED]
+
