@@ -1,0 +1,129 @@
+"""MySQL/MariaDB on a real server (started by the ``mysql_server`` fixture): Spider's concert_singer
+loaded into it answers through the read-only interface; the server itself refuses writes; the server's
+statement limit stops a runaway query; ``sqlmend.Corrector`` and ``sqlmend correct`` fix the literal."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+import sqlmend
+from sqlmend.cli import app
+from sqlmend.db import connect
+from sqlmend.db.mysql import MySQLDatabase, parse_url
+from sqlmend.errors import DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+
+pytestmark = pytest.mark.mysql
+
+QUESTION = "How many singers are from France?"
+WRONG = "SELECT count(*) FROM singer WHERE country = 'france'"
+
+
+def test_schema_keys_counts_values_and_profile(mysql_spider, cache_root):
+    with connect(mysql_spider("concert_singer")) as db:
+        assert isinstance(db, MySQLDatabase) and db.dialect == "mysql" and db.mariadb
+        schema = db.schema()
+        assert {t.name for t in schema.tables} == {"stadium", "singer", "concert", "singer_in_concert"}
+        assert schema.table("singer").primary_key == ["singer_id"]
+        assert schema.table("singer").row_count == 6
+        assert schema.table("singer_in_concert").primary_key == ["concert_id", "singer_id"]
+        fks = {(fk.columns[0], fk.ref_table) for fk in schema.table("singer_in_concert").foreign_keys}
+        assert fks == {("concert_id", "concert")}  # its singer_id holds text, singer.singer_id integers: no key
+        assert db.value_index().find("singer", "is_male", "f", mode="ci") == ["F"]
+        assert db.value_index().find("singer", "country", "france", mode="ci") == ["France"]
+        p = db.profile("singer", "age")
+        assert (p.rows, p.distinct, p.min, p.max) == (6, 6, 25, 52)
+
+
+def test_queries_read_with_sqlite_text_semantics_and_row_caps(mysql_spider):
+    with connect(mysql_spider("concert_singer")) as db:
+        assert db.execute("SELECT count(*) FROM singer WHERE country = 'France'").rows == [(4,)]
+        assert db.execute("SELECT count(*) FROM singer WHERE country = 'france'").rows == [(0,)]  # binary
+        r = db.execute("SELECT `name` FROM singer ORDER BY age DESC", max_rows=2)
+        assert r.rows == [("Joe Sharp",), ("John Nizinik",)] and r.truncated and r.columns == ["name"]
+        r = db.execute("SELECT a.singer_id FROM singer a, singer b, singer c LIMIT 100", max_rows=3)
+        assert len(r.rows) == 3 and r.truncated
+        with pytest.raises(QueryError, match="no_such_column"):
+            db.execute("SELECT no_such_column FROM singer")
+        assert db.execute("SELECT 1").rows == [(1,)]  # usable after an error
+
+
+def test_the_server_default_collation_ignores_case(mysql_spider):
+    """On utf8mb4_general_ci (a MariaDB server's default) 'france' finds France: the query is right there."""
+    with connect(mysql_spider("concert_singer", collation="utf8mb4_general_ci")) as db:
+        assert db.execute(WRONG).rows == [(4,)]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT SLEEP(5)",
+    "SELECT COUNT(*) FROM singer a, singer b, singer c, singer d, singer e, singer f, singer g, singer h, "
+    "singer i, singer j, singer k",
+], ids=["sleep", "cross_join"])
+def test_runaway_query_stops_within_limit(mysql_spider, sql):
+    with connect(mysql_spider("concert_singer")) as db:
+        start = time.monotonic()
+        with pytest.raises(QueryTimeout):
+            db.execute(sql, timeout=0.5)
+        assert time.monotonic() - start < 0.5 + 5  # unstopped: 5 s, and minutes for the cross join
+        assert db.execute("SELECT COUNT(*) FROM singer", timeout=2.0).rows == [(6,)]
+
+
+def test_writes_are_refused_by_the_server(mysql_server, mysql_spider):
+    """Past sqlmend's parser (``_query`` skips it; a raw cursor skips everything), the server says no:
+    the reader has SELECT only, and even a user allowed to write is in a READ ONLY session."""
+    url = mysql_spider("concert_singer")
+    with connect(url) as db:
+        with pytest.raises(ReadOnlyViolation):
+            db.execute("DELETE FROM singer")  # the parser
+        with pytest.raises(ReadOnlyViolation, match="denied"):
+            db._query("DELETE FROM singer")  # the server: SELECT-only user
+    mysql_server.admin("CREATE USER IF NOT EXISTS 'writer'@'%' IDENTIFIED BY 'w'")
+    mysql_server.admin("GRANT ALL ON concert_singer.* TO 'writer'@'%'")
+    with connect(mysql_server.url("concert_singer", user="writer", password="w")) as db:
+        with pytest.raises(ReadOnlyViolation, match="READ ONLY"):
+            db._query("UPDATE singer SET age = 0")
+        with db._conn.cursor() as raw:
+            with pytest.raises(Exception, match="1792|READ ONLY"):
+                raw.execute("INSERT INTO singer (singer_id) VALUES (99)")
+        assert db.execute("SELECT COUNT(*), MIN(age) FROM singer").rows == [(6, 25)]
+
+
+def test_urls_and_a_missing_database(mysql_server):
+    assert parse_url("mariadb://u@h/d?unix_socket=/tmp/s") == {
+        "database": "d", "host": "h", "port": 3306, "user": "u", "unix_socket": "/tmp/s"}
+    mysql_server.admin(f"GRANT SELECT ON nothing_here.* TO '{'sqlmend_reader'}'@'%'")
+    with pytest.raises(DatabaseNotFoundError):
+        connect(mysql_server.url("nothing_here"))
+
+
+def test_a_corrector_on_mysql_fixes_the_wrong_literal(mysql_spider, cache_root):
+    with sqlmend.Corrector(mysql_spider("concert_singer")) as fixer:
+        assert fixer.db_id == "concert_singer" and fixer.dialect == "mysql"
+        result = fixer.correct(QUESTION, WRONG)
+        assert result.changed and "'France'" in result.sql and result.error is None
+        assert [f.code for f in result.findings] == ["VL01"]
+        assert "VL01" in result.explain()
+
+
+def test_a_corrector_outlives_the_end_of_its_mysql_sessions(mysql_server, mysql_spider, cache_root):
+    """Every session of the reader is killed (as a restart does): the next call reconnects."""
+    with sqlmend.Corrector(mysql_spider("concert_singer"), stages="static,guard") as fixer:
+        before = fixer.correct_many([(QUESTION, WRONG)] * 3, workers=3)
+        conn = mysql_server.connection()
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT id FROM information_schema.processlist WHERE user = 'sqlmend_reader'")
+            for (pid,) in cursor.fetchall():
+                cursor.execute(f"KILL {int(pid)}")
+        conn.close()
+        after = fixer.correct_many([(QUESTION, WRONG)] * 3, workers=3)
+        assert [r.sql for r in after] == [r.sql for r in before] and all("'France'" in r.sql for r in after)
+        assert all(s.status == "ran" for r in after for s in r.stages)
+
+
+def test_cli_correct_on_mysql(mysql_spider, cache_root):
+    r = CliRunner().invoke(app, ["correct", "--db", mysql_spider("concert_singer"), "--question", QUESTION,
+                                 "--sql", WRONG])
+    assert r.exit_code == 0, r.output
+    assert "'France'" in r.output and "VL01" in r.output
