@@ -57,6 +57,14 @@ def test_transpile_to_postgres_keeps_sqlite_null_order(spider_db):
         assert con.execute(text).fetchall() == con.execute(pg).fetchall()
 
 
+def test_transpile_with_a_schema_writes_sqlites_double_quoted_strings_as_strings():
+    schema = {"singer": {"name": "text", "country": "text"}}
+    text = 'SELECT "name" FROM singer WHERE country = "France" OR "name" = "x"'
+    assert sql.transpile(text, read="sqlite", write="mysql", schema=schema) == (
+        "SELECT `name` FROM singer WHERE country = 'France' OR `name` = 'x'")
+    assert "`France`" in sql.transpile(text, read="sqlite", write="mysql")  # sqlglot's reading: a name
+
+
 def test_transpile_bad_sql_raises():
     with pytest.raises(SqlError):
         sql.transpile("SELECT FROM", read="sqlite", write="postgres")

@@ -9,6 +9,9 @@ from sqlglot.errors import ParseError, TokenError, UnsupportedError
 from sqlmend.errors import SqlError, SqlParseError
 from sqlmend.sql.dialects import resolve
 from sqlmend.sql.parse import DIALECT_KEY, ORIGINAL_KEY, parse
+from sqlmend.sql.resolve import quoted_strings_to_literals
+from sqlmend.sql.schema import SchemaLike, as_mapping
+from sqlmend.sql.scopes import analyse
 
 
 def render(tree: exp.Expression, dialect: str = "sqlite", original: str | None = None,
@@ -42,7 +45,8 @@ def render(tree: exp.Expression, dialect: str = "sqlite", original: str | None =
     return tree.sql(dialect=write or None, pretty=pretty)
 
 
-def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: bool = False) -> str:
+def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: bool = False,
+              schema: SchemaLike | None = None) -> str:
     """Translate one SQL statement from one dialect to another.
 
     Args:
@@ -50,6 +54,9 @@ def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: b
         read: its dialect.
         write: the dialect to produce.
         pretty: write over several indented lines.
+        schema: with ``read="sqlite"``, the database's schema: a double-quoted token that names no
+            column is SQLite's string and is written as one (``"France"`` -> ``'France'``; without
+            a schema it stays an identifier, as sqlglot reads it).
 
     Returns:
         The translated SQL.
@@ -59,6 +66,9 @@ def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: b
         SqlError: sqlglot cannot express the query in ``write``.
     """
     tree = parse(sql, read)
+    mapping = as_mapping(schema) if schema is not None and resolve(read) == "sqlite" else None
+    if mapping:
+        quoted_strings_to_literals(analyse(tree, mapping), tree.meta.get(ORIGINAL_KEY, sql))
     try:
         return tree.sql(dialect=resolve(write) or None, pretty=pretty,
                         unsupported_level=sqlglot.ErrorLevel.RAISE)
