@@ -26,11 +26,11 @@ def test_schema_keys_counts_values_and_profile(mysql_spider, cache_root):
         assert isinstance(db, MySQLDatabase) and db.dialect == "mysql" and db.mariadb
         schema = db.schema()
         assert {t.name for t in schema.tables} == {"stadium", "singer", "concert", "singer_in_concert"}
-        assert schema.table("singer").primary_key == ["singer_id"]
+        assert schema.table("singer").primary_key == ["Singer_ID"]  # MySQL's copy keeps the columns' spelling
         assert schema.table("singer").row_count == 6
-        assert schema.table("singer_in_concert").primary_key == ["concert_id", "singer_id"]
+        assert schema.table("singer_in_concert").primary_key == ["concert_ID", "Singer_ID"]
         fks = {(fk.columns[0], fk.ref_table) for fk in schema.table("singer_in_concert").foreign_keys}
-        assert fks == {("concert_id", "concert")}  # its singer_id holds text, singer.singer_id integers: no key
+        assert fks == {("concert_ID", "concert")}  # its Singer_ID holds text, singer's integers: no key
         assert db.value_index().find("singer", "is_male", "f", mode="ci") == ["F"]
         assert db.value_index().find("singer", "country", "france", mode="ci") == ["France"]
         p = db.profile("singer", "age")
@@ -42,8 +42,8 @@ def test_queries_read_with_sqlite_text_semantics_and_row_caps(mysql_spider):
         assert db.execute("SELECT count(*) FROM singer WHERE country = 'France'").rows == [(4,)]
         assert db.execute("SELECT count(*) FROM singer WHERE country = 'france'").rows == [(0,)]  # binary
         r = db.execute("SELECT `name` FROM singer ORDER BY age DESC", max_rows=2)
-        assert r.rows == [("Joe Sharp",), ("John Nizinik",)] and r.truncated and r.columns == ["name"]
-        r = db.execute("SELECT a.singer_id FROM singer a, singer b, singer c LIMIT 100", max_rows=3)
+        assert r.rows == [("Joe Sharp",), ("John Nizinik",)] and r.truncated and r.columns == ["name"]  # as the query wrote it
+        r = db.execute("SELECT a.Singer_ID FROM singer a, singer b, singer c LIMIT 100", max_rows=3)
         assert len(r.rows) == 3 and r.truncated
         with pytest.raises(QueryError, match="no_such_column"):
             db.execute("SELECT no_such_column FROM singer")

@@ -58,8 +58,15 @@ def _convert(value: object, kind: str) -> object:
     return value
 
 
-def read_sqlite(path: Path) -> list[TableCopy]:
-    """Read every table of a SQLite file with its keys, converting values to one type per column."""
+def read_sqlite(path: Path, lower_columns: bool = True) -> list[TableCopy]:
+    """Read every table of a SQLite file with its keys, converting values to one type per column.
+
+    Table names are lower-cased; column names too unless ``lower_columns`` is False (MySQL compares
+    column names without case, so its copy keeps SQLite's spelling).
+    """
+    def col(name: str) -> str:
+        return name.lower() if lower_columns else name
+
     with connect(path) as db:
         schema = db.schema()
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -71,10 +78,10 @@ def read_sqlite(path: Path) -> list[TableCopy]:
         kinds = [_kind([r[i] for r in rows]) for i in range(len(names))]
         rows = [tuple(_convert(v, k) for v, k in zip(r, kinds)) for r in rows]
         tables.append(TableCopy(
-            name=table.name.lower(), columns=[n.lower() for n in names], types=kinds, rows=rows,
-            primary_key=[c.lower() for c in table.primary_key],
-            foreign_keys=[([c.lower() for c in fk.columns], fk.ref_table.lower(),
-                           [c.lower() for c in fk.ref_columns]) for fk in table.foreign_keys]))
+            name=table.name.lower(), columns=[col(n) for n in names], types=kinds, rows=rows,
+            primary_key=[col(c) for c in table.primary_key],
+            foreign_keys=[([col(c) for c in fk.columns], fk.ref_table.lower(),
+                           [col(c) for c in fk.ref_columns]) for fk in table.foreign_keys]))
     conn.close()
     return tables
 
@@ -207,7 +214,7 @@ def load_mysql(sqlite_path: Path, conn: object, database: str, reader: str | Non
     import pymysql
 
     q = _mysql_quote
-    tables = read_sqlite(sqlite_path)
+    tables = read_sqlite(sqlite_path, lower_columns=False)
     with conn.cursor() as cur:
         cur.execute(f"CREATE DATABASE {q(database)} CHARACTER SET utf8mb4 COLLATE {collation}")
         cur.execute(f"USE {q(database)}")

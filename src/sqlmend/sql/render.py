@@ -45,6 +45,24 @@ def render(tree: exp.Expression, dialect: str = "sqlite", original: str | None =
     return tree.sql(dialect=write or None, pretty=pretty)
 
 
+#: Dialects where a subquery in FROM must have an alias (MySQL, MariaDB, PostgreSQL before 16); SQLite's
+#: and DuckDB's need none.
+_ALIASED_DERIVED_TABLES = ("mysql", "postgres")
+
+
+def _name_derived_tables(tree: exp.Expression) -> None:
+    """Give each unnamed subquery of a FROM or JOIN an alias (``derived_1``, ...): nothing refers to it."""
+    taken = {t.alias_or_name.lower() for t in tree.find_all(exp.Table, exp.Subquery) if t.alias_or_name}
+    n = 0
+    for sub in list(tree.find_all(exp.Subquery)):
+        if sub.alias or not isinstance(sub.parent, (exp.From, exp.Join)):
+            continue
+        n += 1
+        while f"derived_{n}" in taken:
+            n += 1
+        sub.set("alias", exp.TableAlias(this=exp.to_identifier(f"derived_{n}")))
+
+
 def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: bool = False,
               schema: SchemaLike | None = None) -> str:
     """Translate one SQL statement from one dialect to another.
@@ -58,6 +76,8 @@ def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: b
             column is SQLite's string and is written as one (``"France"`` -> ``'France'``; without
             a schema it stays an identifier, as sqlglot reads it).
 
+    A subquery in FROM without an alias (SQLite allows it) gets one for MySQL and PostgreSQL.
+
     Returns:
         The translated SQL.
 
@@ -69,6 +89,8 @@ def transpile(sql: str, read: str = "sqlite", write: str = "postgres", pretty: b
     mapping = as_mapping(schema) if schema is not None and resolve(read) == "sqlite" else None
     if mapping:
         quoted_strings_to_literals(analyse(tree, mapping), tree.meta.get(ORIGINAL_KEY, sql))
+    if resolve(write) in _ALIASED_DERIVED_TABLES:
+        _name_derived_tables(tree)
     try:
         return tree.sql(dialect=resolve(write) or None, pretty=pretty,
                         unsupported_level=sqlglot.ErrorLevel.RAISE)
