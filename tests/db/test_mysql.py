@@ -24,6 +24,7 @@ WRONG = "SELECT count(*) FROM singer WHERE country = 'france'"
 def test_schema_keys_counts_values_and_profile(mysql_spider, cache_root):
     with connect(mysql_spider("concert_singer")) as db:
         assert isinstance(db, MySQLDatabase) and db.dialect == "mysql" and db.mariadb
+        assert ":***@" in repr(db) and ":reader@" not in repr(db)  # never the password
         schema = db.schema()
         assert {t.name for t in schema.tables} == {"stadium", "singer", "concert", "singer_in_concert"}
         assert schema.table("singer").primary_key == ["Singer_ID"]  # MySQL's copy keeps the columns' spelling

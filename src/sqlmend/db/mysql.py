@@ -64,6 +64,19 @@ def parse_url(url: str) -> dict:
     return args
 
 
+def _masked(url: str) -> str:
+    """The URL with its password replaced by ``***``.
+
+    >>> _masked("mysql://me:secret@h:3306/db"), _masked("mysql://me@h/db")
+    ('mysql://me:***@h:3306/db', 'mysql://me@h/db')
+    """
+    u = urlparse(url)
+    if u.password is None:
+        return url
+    netloc = f"{u.username}:***@{u.hostname}" + (f":{u.port}" if u.port else "")
+    return u._replace(netloc=netloc).geturl()
+
+
 def _code(e: pymysql.err.MySQLError) -> int:
     return int(e.args[0]) if e.args and isinstance(e.args[0], int) else 0
 
@@ -84,7 +97,7 @@ class MySQLDatabase(Database):
     dialect = "mysql"
 
     def __init__(self, url: str, connect_timeout: float = 10.0) -> None:
-        super().__init__(url)
+        super().__init__(_masked(url))  # the target shows in messages and reprs: never the password
         self._args = parse_url(url)
         self._broken = False
         self.database = self._args["database"]
