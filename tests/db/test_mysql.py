@@ -43,7 +43,8 @@ def test_queries_read_with_sqlite_text_semantics_and_row_caps(mysql_spider):
         assert db.execute("SELECT count(*) FROM singer WHERE country = 'France'").rows == [(4,)]
         assert db.execute("SELECT count(*) FROM singer WHERE country = 'france'").rows == [(0,)]  # binary
         r = db.execute("SELECT `name` FROM singer ORDER BY age DESC", max_rows=2)
-        assert r.rows == [("Joe Sharp",), ("John Nizinik",)] and r.truncated and r.columns == ["name"]  # as the query wrote it
+        assert r.rows == [("Joe Sharp",), ("John Nizinik",)] and r.truncated
+        assert r.columns == ["name"]  # as the query wrote it
         r = db.execute("SELECT a.Singer_ID FROM singer a, singer b, singer c LIMIT 100", max_rows=3)
         assert len(r.rows) == 3 and r.truncated
         with pytest.raises(QueryError, match="no_such_column"):

@@ -66,7 +66,7 @@ def reason(error: str) -> str:
     >>> reason("QueryError: MySQL: Unknown column 'France' in 'WHERE', line 1")
     "QueryError: MySQL: Unknown column '?' in '?', line N"
     """
-    return _NUMBER.sub("N", _QUOTED.sub(r"\1?\1", error))[:120]
+    return _NUMBER.sub("N", _QUOTED.sub(r"\1?\1", error.split("\n", 1)[0]))[:120]
 
 
 @contextmanager
@@ -231,7 +231,8 @@ def bench_engine(engine: str, dataset: Any, preds: list[Path], timeout: float = 
     run = _Runner(timeout)
     with engine_targets(engine, files, collation=collation, echo=echo) as targets:
         with connect(next(iter(targets.values()))) as db:
-            report.version = getattr(db, "version", "") or type(db).__name__
+            version = getattr(db, "version", "") or str(db._query("SELECT version()")[0][0])
+            report.version = " ".join(version.split()[:2])  # "PostgreSQL 15.10", "v2.0.1"
         gold_rows: dict[str, list[tuple] | None] = {}
         reasons: Counter = Counter()
         g = report.golds
