@@ -139,7 +139,10 @@ class MySQLDatabase(Database):
                 columns = [d[0] for d in cursor.description or ()]
                 rows = list(cursor.fetchmany(max_rows + 1)) if cursor.description else []
             finally:
-                cursor.close()  # reads what the server still sends (at most a query's own LIMIT)
+                try:
+                    cursor.close()  # reads what the server still sends (at most a query's own LIMIT)
+                except pymysql.err.MySQLError:
+                    self._broken = True  # out of step with the server: the pool opens another
         except pymysql.err.MySQLError as e:
             code, message = _code(e), (e.args[1] if len(e.args) > 1 else str(e))
             if code in _TIMEOUT_CODES:
