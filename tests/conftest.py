@@ -1,4 +1,4 @@
-"""Shared fixtures: the real Spider data in ../shared/data, a throw-away PostgreSQL server."""
+"""Shared fixtures: the real Spider data in ../shared/data, throw-away PostgreSQL and MariaDB servers."""
 
 from __future__ import annotations
 
@@ -40,6 +40,20 @@ def pg_server():
     if find_bin() is None:
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed: run scripts/setup.sh")
     server = PgServer.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql_server():
+    """A MariaDB server started for this test session (skipped when no server binaries or no PyMySQL)."""
+    pytest.importorskip("pymysql", reason="PyMySQL not installed: pip install -e '.[mysql]'")
+    from mysql_server import MySQLServer
+    from mysql_server import find_bin as find_mysql
+
+    if find_mysql() is None:
+        pytest.skip("MariaDB server binaries (mariadbd, mariadb-install-db) not installed: run scripts/setup.sh")
+    server = MySQLServer.start()
     yield server
     server.stop()
 

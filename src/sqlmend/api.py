@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from sqlmend.db import Database, ValueIndex, connect
+from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for
 from sqlmend.taxonomy import REFUSED
@@ -268,10 +268,14 @@ def database_name(target: str) -> str:
 
     >>> database_name("dbs/concert_singer/concert_singer.sqlite"), database_name("postgresql://h/shop?x=1")
     ('concert_singer', 'shop')
+    >>> database_name("mysql://reader:pw@127.0.0.1:3306/concert_singer")
+    'concert_singer'
     """
     low = target.lower()
     if low.startswith(("postgresql://", "postgres://")):
         return urlparse(target).path.strip("/") or "postgres"
+    if low.startswith(MYSQL_SCHEMES):
+        return urlparse(target).path.strip("/") or "mysql"
     if "://" in low:
         target = target.split("://", 1)[1]
     return Path(target).stem

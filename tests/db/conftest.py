@@ -1,5 +1,5 @@
-"""Fixtures of the database-layer tests: a real PostgreSQL server, Spider databases copied into it
-and into DuckDB, and throw-away copies of SQLite files for the risky tests."""
+"""Fixtures of the database-layer tests: real PostgreSQL and MariaDB servers, Spider databases copied into
+them and into DuckDB, and throw-away copies of SQLite files for the risky tests."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: pg_server
 
-from copy_db import load_duckdb, load_postgres  # noqa: E402
+from copy_db import load_duckdb, load_mysql, load_postgres  # noqa: E402
 from pg_server import READER  # noqa: E402
 
 
@@ -28,6 +28,30 @@ def pg_spider(pg_server, spider_db):
             load_postgres(spider_db(db_id), pg_server.url(name, user="postgres"), READER)
             loaded[db_id] = pg_server.url(name)
         return loaded[db_id]
+
+    return url
+
+
+@pytest.fixture(scope="session")
+def mysql_spider(mysql_server, spider_db):
+    """``mysql_spider("concert_singer")`` -> read-only URL (a SELECT-only user) of that Spider database
+    loaded into MariaDB with SQLite's text comparison; ``collation="utf8mb4_general_ci"`` loads a second
+    copy, ``<db>_ci``, with the server default's."""
+    from sqlmend.bench.copydb import MYSQL_COLLATION
+    from mysql_server import READER as MYSQL_READER
+
+    loaded: dict[tuple[str, str], str] = {}
+
+    def url(db_id: str, collation: str = MYSQL_COLLATION) -> str:
+        if (db_id, collation) not in loaded:
+            name = db_id.lower() + ("" if collation == MYSQL_COLLATION else "_ci")
+            conn = mysql_server.connection()
+            try:
+                load_mysql(spider_db(db_id), conn, name, MYSQL_READER, collation=collation)
+            finally:
+                conn.close()
+            loaded[(db_id, collation)] = mysql_server.url(name)
+        return loaded[(db_id, collation)]
 
     return url
 

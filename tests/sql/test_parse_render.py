@@ -57,6 +57,23 @@ def test_transpile_to_postgres_keeps_sqlite_null_order(spider_db):
         assert con.execute(text).fetchall() == con.execute(pg).fetchall()
 
 
+def test_transpile_with_a_schema_writes_sqlites_double_quoted_strings_as_strings():
+    schema = {"singer": {"name": "text", "country": "text"}}
+    text = 'SELECT "name" FROM singer WHERE country = "France" OR "name" = "x"'
+    assert sql.transpile(text, read="sqlite", write="mysql", schema=schema) == (
+        "SELECT `name` FROM singer WHERE country = 'France' OR `name` = 'x'")
+    assert "`France`" in sql.transpile(text, read="sqlite", write="mysql")  # sqlglot's reading: a name
+
+
+def test_transpile_names_the_derived_tables_mysql_requires(spider_db):
+    text = "SELECT count(*) FROM (SELECT name FROM singer UNION SELECT name FROM stadium) WHERE name > 'B'"
+    my = sql.transpile(text, read="sqlite", write="mysql")
+    assert my == ("SELECT COUNT(*) FROM (SELECT name FROM singer UNION SELECT name FROM stadium) AS derived_1 "
+                  "WHERE name > 'B'")
+    with sqlite3.connect(spider_db("concert_singer")) as con:  # SQLite reads the alias too
+        assert con.execute(text).fetchall() == con.execute(my.replace("COUNT", "count")).fetchall()
+
+
 def test_transpile_bad_sql_raises():
     with pytest.raises(SqlError):
         sql.transpile("SELECT FROM", read="sqlite", write="postgres")

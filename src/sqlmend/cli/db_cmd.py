@@ -1,4 +1,4 @@
-"""``sqlmend db ...`` (info) and ``sqlmend bench values``."""
+"""``sqlmend db ...`` (info), ``sqlmend bench values`` and ``sqlmend bench engines``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import datetime as _dt
 import json
 import os
 from dataclasses import asdict
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -35,7 +36,7 @@ def _resolve(target: str, root: str | None) -> str:
 def info_cmd(
     target: str = typer.Argument(..., metavar="DB",
                                  help="A database: path to a .sqlite/.duckdb file, postgresql://..., "
-                                      "duckdb:///..., or a Spider db_id (e.g. concert_singer)."),
+                                      "duckdb:///..., mysql://..., or a Spider db_id (e.g. concert_singer)."),
     data: str = typer.Option(None, "--data-root", help=_DATA_HELP),
     values: bool = typer.Option(True, "--values/--no-values", help="Build (or load) the value index "
                                                                     "and show its statistics."),
@@ -116,10 +117,55 @@ def values_bench_cmd(
         print_table(columns, cells)
 
 
+def engines_bench_cmd(
+    engine: list[str] = typer.Option(["mysql"], "--engine", help="mysql (a MariaDB server), postgres or duckdb; "
+                                                              "repeat for several"),
+    pred: list[Path] = typer.Option([], "--pred", help="Spider-dev prediction file(s) to correct on SQLite "
+                                                       "and on the engine (none: the golds only)"),
+    out: Path = typer.Option(Path("runs/bench-engines"), "--out", "-o", help="report folder (report.json, "
+                                                                               "report.md)"),
+    collation: str = typer.Option(None, help="MySQL's collation of text columns (default utf8mb4_nopad_bin, "
+                                             "SQLite's comparison; e.g. utf8mb4_general_ci, the server default)"),
+    workers: int = typer.Option(2, help="tasks corrected at once"),
+    timeout: float = typer.Option(30.0, help="seconds per query"),
+    limit: int = typer.Option(None, help="only the first N dev questions (a quick look)"),
+    data: str = typer.Option(None, "--data-root", help=_DATA_HELP),
+) -> None:
+    """Spider dev on another engine: golds transpiled from SQLite, and a prediction file corrected there.
+
+    Starts a throw-away MariaDB (or PostgreSQL) server, or writes DuckDB files, copies the 19 Spider
+    dev databases into it, and reports (a) how many dev golds, transpiled by sqlglot, return SQLite's
+    rows there, and why the others do not; (b) for each --pred file, transpiled the same way, the
+    default correction on the engine against the same file on SQLite: right before and after, fixes,
+    regressions, and the questions whose outcome differs (all of them in report.json).
+
+    Example: sqlmend bench engines --engine mysql --pred ../shared/data/predictions/spider-dev/gpt-4_zero-shot.sql
+    """
+    from sqlmend.bench.copydb import MYSQL_COLLATION
+    from sqlmend.bench.engines import ENGINES, bench_engine, markdown, write
+    from sqlmend.data.datasets import load_dataset
+
+    unknown = [e for e in engine if e not in ENGINES]
+    if unknown:
+        typer.echo(f"error: unknown engine {', '.join(unknown)}; known: {', '.join(ENGINES)}", err=True)
+        raise typer.Exit(2)
+    try:
+        ds = load_dataset("spider-dev", data_root=data)
+        reports = [bench_engine(e, ds, pred, timeout=timeout, collation=collation or MYSQL_COLLATION,
+                                workers=workers, limit=limit, echo=lambda line: typer.echo(line, err=True))
+                   for e in engine]
+    except (SqlmendError, RuntimeError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    write(reports, out)
+    typer.echo(f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n" + markdown(reports))
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``sqlmend db`` to the app and ``values`` to ``sqlmend bench``."""
+    """Add ``sqlmend db`` to the app and ``values`` and ``engines`` to ``sqlmend bench``."""
     from sqlmend.cli import bench_app
 
     app.add_typer(db_app, name="db")
     bench_app.command("values")(values_bench_cmd)
+    bench_app.command("engines")(engines_bench_cmd)
 

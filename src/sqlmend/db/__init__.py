@@ -1,9 +1,9 @@
-"""Read-only databases: SQLite, PostgreSQL and DuckDB behind one interface.
+"""Read-only databases: SQLite, PostgreSQL, DuckDB and MySQL/MariaDB behind one interface.
 
 ::
 
     from sqlmend.db import connect
-    with connect("x.sqlite" | "postgresql://..." | "duckdb:///x.duckdb") as db:
+    with connect("x.sqlite" | "postgresql://..." | "duckdb:///x.duckdb" | "mysql://...") as db:
         r = db.execute("SELECT ...", timeout=30.0, max_rows=10_000)  # types.ExecResult
         db.schema()                    # types.Schema
         vi = db.value_index()          # built once, cached on disk
@@ -25,6 +25,8 @@ from sqlmend.db.values import MODES, ValueIndex, ValueMatch
 from sqlmend.errors import ConfigError, DatabaseNotFoundError
 
 _DUCKDB_SUFFIXES = (".duckdb", ".ddb")
+#: URL schemes of a MySQL or MariaDB server (``db/mysql.py``, imported only for them: PyMySQL is an extra).
+MYSQL_SCHEMES = ("mysql://", "mariadb://", "mysql+pymysql://")
 
 
 def connect(target: str | os.PathLike) -> Database:
@@ -32,7 +34,8 @@ def connect(target: str | os.PathLike) -> Database:
 
     Args:
         target: ``path/to/x.sqlite`` (or ``sqlite:///path``), ``postgresql://...``
-            (or ``postgres://``), ``duckdb:///path/x.duckdb`` or a path ending in ``.duckdb``.
+            (or ``postgres://``), ``duckdb:///path/x.duckdb`` or a path ending in ``.duckdb``,
+            ``mysql://user:pass@host:port/db`` (or ``mariadb://``; needs the ``mysql`` extra).
 
     Returns:
         An open :class:`Database`; use it as a context manager.
@@ -47,6 +50,13 @@ def connect(target: str | os.PathLike) -> Database:
         from sqlmend.db.postgres import PostgresDatabase
 
         return PostgresDatabase(text)
+    if low.startswith(MYSQL_SCHEMES):
+        try:
+            from sqlmend.db.mysql import MySQLDatabase
+        except ImportError as e:
+            raise ConfigError("a mysql:// database needs PyMySQL: pip install 'sqlmend[mysql]'") from e
+
+        return MySQLDatabase(text)
     if low.startswith("duckdb://"):
         from sqlmend.db.duckdb import DuckDBDatabase
 

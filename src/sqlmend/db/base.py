@@ -91,16 +91,22 @@ def _disk_stamp(db: Database) -> str | None:
     return f"{path}:{st.st_mtime_ns}:{st.st_size}"
 
 
-def quote_ident(name: str) -> str:
-    """Quote an identifier for SQLite, PostgreSQL and DuckDB alike.
+def quote_ident(name: str, dialect: str = "sqlite") -> str:
+    """Quote an identifier for a database's dialect.
+
+    >>> quote_ident('a"b'), quote_ident("order", "mysql")
+    ('"a""b"', '`order`')
 
     Args:
         name: a table or column name as the engine stores it.
+        dialect: the database's dialect: backticks for ``"mysql"`` (where double quotes write a
+            string), double quotes for SQLite, PostgreSQL and DuckDB.
 
     Returns:
-        The name in double quotes, inner quotes doubled.
+        The quoted name, inner quote characters doubled.
     """
-    return '"' + name.replace('"', '""') + '"'
+    mark = "`" if dialect == "mysql" else '"'
+    return mark + name.replace(mark, mark * 2) + mark
 
 
 def file_cache_key(engine: str, path: Path) -> str:
@@ -152,6 +158,10 @@ class Database(ABC):
     @abstractmethod
     def cache_key(self) -> str | None:
         """A string that changes when the database content may have changed, or None (no disk cache)."""
+
+    def quote(self, name: str) -> str:
+        """Quote a table or column name for this database (:func:`quote_ident` in its dialect)."""
+        return quote_ident(name, self.dialect)
 
     def close(self) -> None:
         """Close the connection (safe to call twice)."""
@@ -266,7 +276,7 @@ class Database(ABC):
                 schema = self._introspect()
                 schema.dialect = self.dialect
                 for table in schema.tables:
-                    rows = self._query(f"SELECT COUNT(*) FROM {quote_ident(table.name)}")
+                    rows = self._query(f"SELECT COUNT(*) FROM {self.quote(table.name)}")
                     table.row_count = int(rows[0][0])
                 LOADED.put("schema", key, schema)
             self._schema = schema

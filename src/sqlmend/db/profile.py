@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlmend.db.base import quote_ident
 from sqlmend.types import ColumnProfile
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ def profile_column(db: Database, table: str, column: str, samples: int = 5,
     Raises:
         QueryError, QueryTimeout: the engine failed the profile queries.
     """
-    t, c = quote_ident(table), quote_ident(column)
+    t, c = db.quote(table), db.quote(column)
     rows, non_null, distinct, low, high = db._query(
         f"SELECT COUNT(*), COUNT({c}), COUNT(DISTINCT {c}), MIN({c}), MAX({c}) FROM {t}",
         timeout=timeout)[0]

@@ -1,6 +1,6 @@
-"""Schema introspection shared by the catalogue-based engines (PostgreSQL, DuckDB).
+"""Schema introspection shared by the catalogue-based engines (PostgreSQL, DuckDB, MySQL).
 
-Both expose ``information_schema.columns``; their key catalogues differ, so each
+All expose ``information_schema.columns``; their key catalogues differ, so each
 engine reads its own and hands the rows to :func:`assemble_schema`.
 """
 
@@ -10,15 +10,25 @@ from collections.abc import Iterable, Sequence
 
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
-#: Columns of the base tables of the current schema, in table and column order.
-INFORMATION_SCHEMA_COLUMNS = """
+
+def columns_query(current: str = "current_schema()") -> str:
+    """The query of the columns of the base tables of the current schema, in table and column order.
+
+    Args:
+        current: the engine's expression of the current schema (MySQL's is ``DATABASE()``).
+    """
+    return f"""
 SELECT c.table_name, c.column_name, c.data_type, c.is_nullable
 FROM information_schema.columns c
 JOIN information_schema.tables t
   ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
+WHERE c.table_schema = {current} AND t.table_type = 'BASE TABLE'
 ORDER BY c.table_name, c.ordinal_position
 """
+
+
+#: :func:`columns_query` of PostgreSQL and DuckDB.
+INFORMATION_SCHEMA_COLUMNS = columns_query()
 
 
 def assemble_schema(dialect: str, columns: Iterable[Sequence], keys: Iterable[Sequence]) -> Schema:

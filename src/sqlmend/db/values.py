@@ -223,15 +223,13 @@ class ValueIndex:
         Returns:
             The index.
         """
-        from sqlmend.db.base import quote_ident
-
         start = time.perf_counter()
         columns: dict[tuple[str, str], list[str]] = {}
         partial: set[tuple[str, str]] = set()
         for table in db.schema().tables:
             for column in table.columns:
-                sql = (f"SELECT DISTINCT {quote_ident(column.name)} FROM {quote_ident(table.name)} "
-                       f"WHERE {quote_ident(column.name)} IS NOT NULL LIMIT {max_distinct + 1}")
+                c = db.quote(column.name)
+                sql = f"SELECT DISTINCT {c} FROM {db.quote(table.name)} WHERE {c} IS NOT NULL LIMIT {max_distinct + 1}"
                 try:
                     rows = db._query(sql, timeout=timeout)
                 except (QueryError, QueryTimeout):

@@ -152,6 +152,35 @@ def resolve_columns(infos: list[ScopeInfo], original: str | None, sqlite: bool =
     return converted
 
 
+def quoted_strings_to_literals(infos: list[ScopeInfo], original: str | None) -> int:
+    """SQLite's rule alone: a double-quoted token that names no column in scope becomes a string literal.
+
+    Unlike :func:`resolve_columns` it raises on nothing (an unknown or ambiguous name stays as written),
+    so that a query can be carried to another dialect (where ``"x"`` would be an identifier, or MySQL's
+    string) with SQLite's meaning.
+
+    Args:
+        infos: the scopes of the query (:func:`sqlmend.sql.scopes.analyse`).
+        original: the text the tree was parsed from.
+
+    Returns:
+        How many tokens became literals (the tree is changed in place).
+    """
+    converted = 0
+    for info in infos:
+        for col in info.columns:
+            if col.table or col.is_star or not is_double_quoted(col.this, original):
+                continue
+            try:
+                if _resolve_unqualified(col, info):
+                    continue
+            except AmbiguousColumnError:
+                continue
+            col.replace(exp.Literal.string(col.name))
+            converted += 1
+    return converted
+
+
 def _resolve_qualified_star(col: exp.Column, info: ScopeInfo) -> None:
     alias = col.table.lower()
     if not any(alias in sc.sources for sc in info.chain()):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmend.db.base import quote_ident
 from sqlmend.errors import DatabaseError
 
 _TEXT_TYPES = ("char", "text", "clob", "string", "varchar", "")
@@ -27,8 +26,8 @@ def sample_values(db: Any, per_column: int = 2, text_only: bool = True, timeout:
         for c in t.columns:
             if text_only and not any(k in (c.type or "").lower() for k in _TEXT_TYPES if k) and c.type:
                 continue
-            q = (f"SELECT DISTINCT {quote_ident(c.name)} FROM {quote_ident(t.name)} "
-                 f"WHERE {quote_ident(c.name)} IS NOT NULL LIMIT {int(per_column)}")
+            name = db.quote(c.name)
+            q = f"SELECT DISTINCT {name} FROM {db.quote(t.name)} WHERE {name} IS NOT NULL LIMIT {int(per_column)}"
             try:
                 out[f"{t.name}.{c.name}"] = [r[0] for r in db.execute(q, timeout=timeout, max_rows=per_column).rows]
             except DatabaseError:

@@ -192,8 +192,10 @@ def stored_variants(db: Any, column: str, value: Any, limit: int = 3) -> list[An
             return [m.value for m in index.matches(table, col, value, modes=VARIANT_MODES, limit=limit)]
         except SqlmendError:
             return []
-    c = quote_ident(col)
-    q = (f"SELECT DISTINCT {c} FROM {quote_ident(table)} WHERE LOWER(TRIM(CAST({c} AS TEXT))) = "
+    dialect = getattr(db, "dialect", "sqlite")
+    c = quote_ident(col, dialect)
+    text = "CHAR" if dialect == "mysql" else "TEXT"
+    q = (f"SELECT DISTINCT {c} FROM {quote_ident(table, dialect)} WHERE LOWER(TRIM(CAST({c} AS {text}))) = "
          f"LOWER(TRIM({literal_sql(value)})) LIMIT {limit}")
     try:
         return [r[0] for r in db.execute(q, timeout=5.0, max_rows=limit).rows]
@@ -204,7 +206,9 @@ def stored_variants(db: Any, column: str, value: Any, limit: int = 3) -> list[An
 def count_matches(db: Any, column: str, value: Any) -> int | None:
     """Rows of ``table.column`` equal to ``value``; None when the column cannot be read."""
     table, col = column.split(".", 1)
-    q = f"SELECT COUNT(*) FROM {quote_ident(table)} WHERE {quote_ident(col)} = {literal_sql(value)}"
+    dialect = getattr(db, "dialect", "sqlite")
+    q = (f"SELECT COUNT(*) FROM {quote_ident(table, dialect)} WHERE {quote_ident(col, dialect)} = "
+         f"{literal_sql(value)}")
     try:
         return int(db.execute(q, timeout=5.0, max_rows=1).rows[0][0])
     except SqlmendError:

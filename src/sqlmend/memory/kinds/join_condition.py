@@ -47,14 +47,17 @@ def contract(p: dict[str, Any]) -> dict[str, Any]:
     return fill_contract(NAME, PRESERVE, pairs)
 
 
-def probe(wrong: list[str], right: list[str]) -> str:
-    """The read-only query counting the rows each pair joins."""
+def probe(wrong: list[str], right: list[str], dialect: str = "sqlite") -> str:
+    """The read-only query counting the rows each pair joins (names quoted for ``dialect``)."""
+    def q(name: str) -> str:
+        return quote_ident(name, dialect)
+
     def cond(pair: list[str]) -> str:
         (ta, ca), (tb, cb) = (x.split(".", 1) for x in pair)
-        return f"{quote_ident(ta)}.{quote_ident(ca)} = {quote_ident(tb)}.{quote_ident(cb)}"
+        return f"{q(ta)}.{q(ca)} = {q(tb)}.{q(cb)}"
 
     ta, tb = wrong[0].split(".")[0], wrong[1].split(".")[0]
-    base = f"FROM {quote_ident(ta)} JOIN {quote_ident(tb)} ON "
+    base = f"FROM {q(ta)} JOIN {q(tb)} ON "
     return f"SELECT (SELECT COUNT(*) {base}{cond(wrong)}), (SELECT COUNT(*) {base}{cond(right)})"
 
 
@@ -64,7 +67,7 @@ def activate(p: dict[str, Any], online: Online) -> tuple[bool, str, dict[str, An
         return False, "current SQL does not join on the recorded wrong pair", {}
     if not online.verify:
         return True, "bound without verification", {"wrong": wrong, "right": right}
-    query = probe(wrong, right)
+    query = probe(wrong, right, getattr(online.db, "dialect", "sqlite"))
     obs = run_probe(online.db, query)
     rows = obs.get("rows") or [[None, None]]
     if obs.get("error") or rows[0][0] == rows[0][1]:
