@@ -67,6 +67,7 @@ class SimRow:
     rates: str = ""
     transport: str = "in-process"
     part: str = "all"  # mira: the test part
+    gate: str = "default"  # the model gate: default (on for sqlmend's strategies), on or off
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -174,22 +175,23 @@ def _run(tasks: list[Any], config: Any, resolve: Callable[[str], Any], db_root: 
     return {c.question_id: c for c in done}
 
 
-def _config(strategy: str, workers: int, memory_store: str | None = None) -> Any:
+def _config(strategy: str, workers: int, memory_store: str | None = None, model_gate: bool | None = None) -> Any:
     from sqlmend.pipeline import PipelineConfig
 
     options = {"memory": {"store": memory_store}} if memory_store else {}
-    return PipelineConfig(strategy=STRATEGIES[strategy][0], workers=workers, options=options)
+    return PipelineConfig(strategy=STRATEGIES[strategy][0], workers=workers, options=options, model_gate=model_gate)
 
 
-def _tag(rates: Rates, transport: str) -> str:
-    return hashlib.sha256(f"{rates}|{transport}".encode()).hexdigest()[:8]
+def _tag(rates: Rates, transport: str, model_gate: bool | None = None) -> str:
+    gate = "" if model_gate is None else f"|gate={model_gate}"
+    return hashlib.sha256(f"{rates}|{transport}{gate}".encode()).hexdigest()[:8]
 
 
 def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[str], out: Path,
                     dataset: str = "spider-dev", pool_files: list[Path] | None = None, http: bool = False,
                     seed: int = 0, echo_rate: float = 0.1, judge_accuracy: float | None = None,
                     workers: int = 2, timeout: float = 30.0, sample: int | None = None,
-                    mira_fraction: float = 0.25, progress: bool = True,
+                    mira_fraction: float = 0.25, model_gate: bool | None = None, progress: bool = True,
                     on_row: Callable[[SimRow], None] | None = None) -> list[SimRow]:
     """Run every strategy at every quality on every file (see the module doc).
 
@@ -208,6 +210,8 @@ def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[
         timeout: seconds per execution of the evaluator.
         sample: a seeded sample of N tasks per file (None: all).
         mira_fraction: the history share of MIRA's split.
+        model_gate: the pipeline's model gate for every strategy (None: each strategy's default:
+            on for sqlmend's, off for the baselines; :mod:`sqlmend.search.gate`).
         progress: show progress bars.
         on_row: told of each row as it is made.
 
@@ -250,7 +254,7 @@ def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[
                 rates = Rates.of_quality(quality, echo_rate, judge_accuracy, seed)
                 sim = SimulatedModel(f"sim-q{quality:g}", oracle=oracle, pool=pool, rates=rates,
                                      exclude={t.question_id: t.sql for t in tasks})
-                run_dir = folder / strategy / f"q{quality:g}-{_tag(rates, transport)}"
+                run_dir = folder / strategy / f"q{quality:g}-{_tag(rates, transport, model_gate)}"
                 with ExitStack() as stack:
                     backend: Any = sim
                     if http:
@@ -263,13 +267,13 @@ def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[
                         part = [q for q in split.test if q in by_id]
                         store = run_dir / "memory"
                         build_all(ds, history, store, _Stages(resolve), fresh=True, progress=False)
-                        got = _run([by_id[q] for q in part], _config(strategy, workers, str(store)), resolve,
+                        got = _run([by_id[q] for q in part], _config(strategy, workers, str(store), model_gate), resolve,
                                    ds.db_root, run_dir / "corrections.jsonl", progress)
                         scope = [q for q in part if q in evaluator.scored]
                     else:
                         todo = list(by_id) if first is None else [q for q, c in first.items() if calls(c)]
                         got = dict(first or {})
-                        got.update(_run([by_id[q] for q in todo], _config(strategy, workers), resolve,
+                        got.update(_run([by_id[q] for q in todo], _config(strategy, workers, model_gate=model_gate), resolve,
                                         ds.db_root, run_dir / "corrections.jsonl", progress))
                         if first is None:
                             first = got
@@ -277,6 +281,7 @@ def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[
                 after = evaluator({q: got[q].sql for q in scope}, f"{path.stem}+{strategy}@{quality:g}")
                 r = row(path.stem, strategy, quality, scope, before, after, default_scored, got, suspects, rates,
                         transport, "test" if strategy == "mira" else "all")
+                r.gate = "default" if model_gate is None else ("on" if model_gate else "off")
                 (run_dir / "row.json").write_text(json.dumps(r.to_dict(), indent=1) + "\n", encoding="utf-8")
                 rows.append(r)
                 if on_row is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
@@ -162,6 +162,11 @@ def correct(
     memory_namespace: str = typer.Option(None, "--memory-namespace", metavar="NAME",
                                          help="repair memory namespace under the cache folder (default "
                                               "'default'; env SQLMEND_MEMORY_NAMESPACE)"),
+    model_gate: Optional[bool] = typer.Option(
+        None, "--model-gate/--no-model-gate",
+        help="a model's rewrite is kept only when the query it replaces fails to run, a strict rule proves it "
+             "wrong, or the trained verifier prefers the rewrite by its calibrated margin (default: on for "
+             "errorllm, off for the baselines; docs/pipeline.md 'The model gate')"),
     quiet: bool = QUIET,
 ) -> None:
     """Correct the SQL of a prediction file, or one query.
@@ -180,7 +185,8 @@ def correct(
 
       sqlmend correct --dataset spider-dev --pred dev.sql --out runs/c --engine ray --workers 8
     """
-    config = with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option),
+    config = with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option,
+                                 model_gate=model_gate),
                          memory_store, memory_namespace)
     if sql is not None:
         if not db or question is None:

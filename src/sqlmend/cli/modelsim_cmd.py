@@ -28,6 +28,9 @@ def bench_model_sim(
     echo_rate: float = typer.Option(0.1, help="share of rewrites that change nothing (at most 1 - quality)"),
     judge_accuracy: Optional[float] = typer.Option(None, help="judge accuracy for every quality (default: the quality)"),
     seed: int = typer.Option(0, help="the simulated model's seed (and MIRA's split's)"),
+    model_gate: Optional[bool] = typer.Option(None, "--model-gate/--no-model-gate",
+                                              help="the model gate for every strategy (default: on for "
+                                                   "sqlmend's strategies, off for the baselines)"),
     sample: Optional[int] = typer.Option(None, help="a seeded sample of N questions per file (default: all)"),
     workers: int = typer.Option(2, help="questions corrected in parallel, and evaluator processes"),
     out: Path = typer.Option(Path("runs/model-sim"), "--out", "-o",
@@ -58,6 +61,7 @@ def bench_model_sim(
         rows = run(list(pred or shared_prediction_files(dataset)), list(quality or QUALITIES),
                    list(strategy or STRATEGIES), out, dataset=dataset, pool_files=list(pool or []) or None, http=http,
                    seed=seed, echo_rate=echo_rate, judge_accuracy=judge_accuracy, workers=workers, sample=sample,
+                   model_gate=model_gate,
                    progress=not quiet,
                    on_row=None if quiet else (lambda r: typer.echo(markdown([r]).splitlines()[-1], err=True)))
     except (SqlmendError, ValueError) as exc:
