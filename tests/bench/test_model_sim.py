@@ -137,3 +137,20 @@ def test_bench_model_sim_rows_in_process_and_over_http_agree(pred_dir, tmp_path)
     assert page.count("<svg") == 2 and "errorllm" in page
     assert set(pays_from(rows)) == {"errorllm", "listwise", "self-correction"}
     json.dumps([r.to_dict() for r in rows])
+
+
+@pytest.mark.parametrize("package,name", [("sqlmend.refine.baselines", n) for n in
+                                          ("din-sql", "mac-sql", "self-debug", "self-correction")]
+                         + [("sqlmend.refine", "refine"), ("sqlmend.refine", "localize"),
+                            ("sqlmend.memory", "judge"), ("sqlmend.memory", "activate"), ("sqlmend.memory", "adapt")])
+def test_the_simulated_model_finds_the_question_of_every_prompt(oracle, spider_dev, package, name):
+    """Each prompt file of a model stage names its task in its own way (DIN-SQL '#### Question:',
+    MAC-SQL '-- question'); the simulated model must answer the right one of each."""
+    from sqlmend.llm import prompts
+
+    t = spider_dev.task("204")
+    fields = dict(question=t.question, evidence="(none)", schema="airports(City, AirportCode)", sql="SELECT 1",
+                  feedback="x", examples="", errors="", nodes="", execution="", reverted="", repair="",
+                  edits="", facts="", probe="none", items="[]", observations="[]")
+    msgs = prompts.messages(prompts.load(package, name), **fields)
+    assert oracle.task_of("\n".join(m["content"] for m in msgs)) == "204"

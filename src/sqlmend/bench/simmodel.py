@@ -50,7 +50,7 @@ from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage
 #: The backend kind in call logs and cassettes (not in the registry: a user's config cannot name it).
 KIND = "simulated"
 
-_QUESTION = re.compile(r"^\s*Question:\s*(.+?)\s*$", re.M)
+_QUESTION = re.compile(r"^[#\s]*Question:\s*(.+?)\s*$", re.M)
 _CANDIDATE = re.compile(r"^\[(\d+)\] (.+)$", re.M)
 _LISTWISE = re.compile(r"Answer with one number from 0 to (\d+)")
 _ITEM_ID = re.compile(r'"id":\s*"([^"]+)"')
@@ -156,14 +156,17 @@ class Oracle:
         return verdict
 
     def task_of(self, prompt: str) -> str | None:
-        """The question id a prompt is about: its last ``Question:`` line, ties broken by the
-        database whose table names the prompt mentions most."""
+        """The question id a prompt is about: its last ``Question:`` line (else the longest question
+        of the benchmark the prompt contains), ties broken by the database whose table names the
+        prompt mentions most."""
         found = _QUESTION.findall(prompt)
-        if not found:
-            return None
-        ids = self._by_question.get(" ".join(found[-1].split()))
-        if not ids:
-            return None
+        ids = self._by_question.get(" ".join(found[-1].split())) if found else None
+        if not ids:  # a prompt that does not label its question (MAC-SQL's "-- question"): the longest one in it
+            flat = " ".join(prompt.split())
+            inside = [q for q in self._by_question if q in flat]
+            if not inside:
+                return None
+            ids = self._by_question[max(inside, key=len)]
         if len(ids) == 1:
             return ids[0]
         low = prompt.lower()
