@@ -342,16 +342,16 @@ class Pipeline:
         """
         result = Correction(question_id=task.question_id, db_id=task.db_id,
                             original_sql=task.sql, sql=task.sql)
-        if not task.sql or not task.sql.strip():
-            result.error = "empty SQL"
-            return result
-        try:
+        try:  # the database first, then the SQL: the one precedence of every door (api.Correctors.answer)
             with nullcontext(db) if db is not None else connect(database_for(task, self.db_root)) as db:
+                if not task.sql or not task.sql.strip():
+                    result.error = "empty SQL"
+                    return result
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
                 run_stages(ctx, self.stages, task.sql)
         except SqlmendError as exc:
-            result.error = f"{type(exc).__name__}: {exc}"
+            result.error = error_text(exc)
             return result
         result.stages = ctx.traces
         result.sql = ctx.sql
@@ -560,12 +560,23 @@ def transient(error: str | None) -> bool:
     return error is not None and error.split(":", 1)[0] in TRANSIENT_ERRORS
 
 
+def error_text(exc: BaseException) -> str:
+    """The ``error`` of an item that an exception ended: ``"Kind: message"``, the same through
+    every door (the Python API's raised error reads the same way)."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def failed(task: Task, exc: BaseException) -> Correction:
+    """The record of an item that ``exc`` ended: the input kept, the error named."""
+    return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql, sql=task.sql,
+                      error=error_text(exc))
+
+
 def _safe_correct(pipe: Pipeline, task: Task) -> Correction:
     try:
         return pipe.correct(task)
     except Exception as exc:  # a bug in one item must not kill the batch
-        return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
-                          sql=task.sql, error=f"{type(exc).__name__}: {exc}")
+        return failed(task, exc)
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:

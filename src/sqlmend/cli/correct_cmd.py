@@ -119,12 +119,40 @@ def print_explanation(lines: Any) -> None:
         con.print(styled + escape(rest), soft_wrap=True)
 
 
-def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig) -> None:
-    from sqlmend.api import Corrector, explain_lines
+def answer_one(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig,
+               check: bool = False) -> tuple[Any, str]:
+    """One query through :meth:`sqlmend.api.Correctors.answer`, the path of every door (the
+    service's too): the correction (a missing database is the item's error) and the database's
+    dialect (``sqlite`` when it cannot be opened)."""
+    from sqlmend.api import Correctors, database_name
+    from sqlmend.pipeline import Pipeline
+    from sqlmend.types import Task
 
-    with Corrector(db, config=config) as fixer:
-        result = fixer.correct(question, sql_text, evidence)
-    print_explanation(explain_lines(result.correction, fixer.dialect))
+    doors = Correctors(Pipeline(config), size=1)
+    try:
+        task = Task(question_id="cli", db_id=database_name(db), question=question, sql=sql_text,
+                    evidence=evidence or "", db=db)
+        correction = doors.answer(task, check=check)
+        try:
+            dialect = doors.get(db, task.db_id).dialect  # kept open by the answer
+        except SqlmendError:
+            dialect = "sqlite"
+        return correction, dialect
+    finally:
+        doors.close()
+
+
+def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig,
+            as_json: bool) -> None:
+    from sqlmend.api import explain_lines
+
+    correction, dialect = answer_one(db, question, sql_text, evidence, config)
+    if as_json:
+        typer.echo(json.dumps(correction.to_dict(), ensure_ascii=False, default=str))
+    else:
+        print_explanation(explain_lines(correction, dialect))
+    if correction.error:
+        raise typer.Exit(1)
 
 
 def correct(
@@ -162,13 +190,16 @@ def correct(
     memory_namespace: str = typer.Option(None, "--memory-namespace", metavar="NAME",
                                          help="repair memory namespace under the cache folder (default "
                                               "'default'; env SQLMEND_MEMORY_NAMESPACE)"),
+    as_json: bool = typer.Option(False, "--json", help="single query: print the correction as JSON (the "
+                                                        "service's /correct answer)"),
     quiet: bool = QUIET,
 ) -> None:
     """Correct the SQL of a prediction file, or one query.
 
     A rerun with the same --out resumes: finished tasks are read from
     corrections.jsonl and not run again. Per-item failures (missing database,
-    model errors) are recorded in the JSONL and the batch goes on.
+    model errors) are recorded in the JSONL and the batch goes on. A single
+    query's failure (missing database, empty SQL) is printed as its error, exit 1.
 
     Examples:
 
@@ -186,7 +217,7 @@ def correct(
         if not db or question is None:
             raise typer.BadParameter("a single query needs --db, --question and --sql")
         try:
-            _single(db, question, sql, evidence, config)
+            _single(db, question, sql, evidence, config, as_json)
         except SqlmendError as exc:
             raise typer.BadParameter(str(exc)) from None
         return
