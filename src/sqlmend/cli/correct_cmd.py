@@ -145,10 +145,11 @@ def answer_one(db: str, question: str, sql_text: str, evidence: str, config: Pip
 def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig,
             as_json: bool) -> None:
     from sqlmend.api import explain_lines
+    from sqlmend.types import json_text
 
     correction, dialect = answer_one(db, question, sql_text, evidence, config)
     if as_json:
-        typer.echo(json.dumps(correction.to_dict(), ensure_ascii=False, default=str))
+        typer.echo(json_text(correction.to_dict()))
     else:
         print_explanation(explain_lines(correction, dialect))
     if correction.error:

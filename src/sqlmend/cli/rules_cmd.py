@@ -46,6 +46,7 @@ def check_cmd(
     from sqlmend.api import check_answer
     from sqlmend.cli.correct_cmd import answer_one
     from sqlmend.pipeline import PipelineConfig
+    from sqlmend.types import json_text
 
     if dataset:
         _check_batch(dataset, pred, as_json, timeout, quiet)
@@ -60,9 +61,8 @@ def check_cmd(
         typer.echo(f"error: {correction.error or (trace.note if trace else 'nothing ran')}", err=True)
         raise typer.Exit(2)
     if as_json:  # the service's /check answer, and the static stage's rewrite
-        typer.echo(json.dumps({**check_answer(correction.to_dict()), "candidate": trace.candidate,
-                               "verdict": trace.verdict.__dict__ if trace.verdict else None},
-                              ensure_ascii=False, default=str))
+        typer.echo(json_text({**check_answer(correction.to_dict()), "candidate": trace.candidate,
+                              "verdict": trace.verdict.__dict__ if trace.verdict else None}))
         return
     typer.echo(f"{len(trace.findings)} finding(s)" + (":" if trace.findings else ""))
     for line in _finding_lines(trace.findings):

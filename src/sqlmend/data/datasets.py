@@ -172,8 +172,40 @@ class Dataset:
 
 # --- reading ---------------------------------------------------------------
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _decoded(data: bytes, path: str | os.PathLike, first_line: int = 1) -> str:
+    """UTF-8 bytes as text (a leading byte-order mark dropped), or a DatasetError naming the byte.
+
+    ``data`` comes from ``path`` and starts on its line ``first_line``.
+    """
+    try:
+        return data.removeprefix(_BOM).decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = first_line + data.count(b"\n", 0, e.start)
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise DatasetError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[e.start]:02x} at column {column}; "
+                           "save the file as UTF-8)") from None
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """Read a UTF-8 text file (a byte-order mark at its start is dropped).
+
+    Raises:
+        DatasetError: the file is missing or not valid UTF-8 (naming the line and byte).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: a folder, not a file") from None
+    return _decoded(data, path)
+
+
 def read_json(path: Path) -> Any:
-    """Read a JSON file.
+    """Read a JSON file (UTF-8; a byte-order mark at its start is dropped).
 
     Args:
         path: the file.
@@ -182,15 +214,14 @@ def read_json(path: Path) -> Any:
         The parsed value.
 
     Raises:
-        DatasetError: the file is missing or not valid JSON (naming the line).
+        DatasetError: the file is missing, not valid UTF-8 or not valid JSON (naming the line).
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
+        return json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise DatasetError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
+    except RecursionError:
+        raise DatasetError(f"{path}: not valid JSON (nested too deeply)") from None
 
 
 def read_jsonl(path: str | os.PathLike, skipped: list[str] | None = None) -> list[dict[str, Any]]:
@@ -212,23 +243,31 @@ def read_jsonl(path: str | os.PathLike, skipped: list[str] | None = None) -> lis
     path = Path(path)
     items = []
     try:
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    item = json.loads(line)
-                    problem = None if isinstance(item, dict) else "expected a JSON object"
-                except json.JSONDecodeError as e:
-                    problem = f"not valid JSON ({e.msg})"
-                if problem is None:
-                    items.append(item)
-                elif skipped is None:
-                    raise DatasetError(f"{path}:{lineno}: {problem}")
-                else:
-                    skipped.append(f"{path}:{lineno}: {problem}; line left out")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
+    for lineno, raw in enumerate(data.removeprefix(_BOM).split(b"\n"), 1):
+        problem = None
+        try:
+            line = _decoded(raw, path, lineno)
+        except DatasetError as e:
+            line, problem = "", str(e).removeprefix(f"{path}:{lineno}: ")
+        if not problem and not line.strip():
+            continue
+        if problem is None:
+            try:
+                item = json.loads(line)
+                problem = None if isinstance(item, dict) else "expected a JSON object"
+            except json.JSONDecodeError as e:
+                problem = f"not valid JSON ({e.msg})"
+            except RecursionError:
+                problem = "not valid JSON (nested too deeply)"
+        if problem is None:
+            items.append(item)
+        elif skipped is None:
+            raise DatasetError(f"{path}:{lineno}: {problem}")
+        else:
+            skipped.append(f"{path}:{lineno}: {problem}; line left out")
     return items
 
 

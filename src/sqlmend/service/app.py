@@ -30,7 +30,6 @@ next requests on it (:class:`sqlmend.api.Correctors`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -49,7 +48,7 @@ from sqlmend.service.limits import AdmissionMiddleware, Gate
 from sqlmend.service.observe import CONTENT_TYPE_LATEST, LOGGER, Metrics, usage_of, verdict_of
 from sqlmend.service.scrub import Scrubber, server_roots
 from sqlmend.service.settings import ServiceSettings
-from sqlmend.types import Task
+from sqlmend.types import Task, json_text
 
 #: Endpoints named in metrics (any other path counts as "other").
 ENDPOINTS = frozenset({"/correct", "/check", "/health", "/metrics"})
@@ -224,7 +223,7 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
 
     class Json(JSONResponse):
         def render(self, content: Any) -> bytes:
-            return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
+            return json_text(content).encode("utf-8")
 
     @asynccontextmanager
     async def lifespan(_: Any):
