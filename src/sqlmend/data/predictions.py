@@ -171,9 +171,15 @@ def read_jsonl_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[st
     out: dict[str, str] = {}
     skipped: list[str] = []
     unknown: list[str] = []
-    for lineno, item in enumerate(read_jsonl(path, skipped), 1):
+    numbers: list[int] = []
+    items = read_jsonl(path, skipped, numbers)
+    for lineno, item in zip(numbers, items):
         if "question_id" not in item or "sql" not in item:
-            raise DatasetError(f"{path}: record {lineno} lacks question_id or sql")
+            raise DatasetError(f"{path}:{lineno}: the record lacks question_id or sql")
+        if not isinstance(item["sql"], (str, type(None))) or not isinstance(item["question_id"], (str, int)) \
+                or isinstance(item["question_id"], bool):
+            skipped.append(f"{path}:{lineno}: question_id or sql of a wrong type; line left out")
+            continue
         qid = str(item["question_id"])
         if qid not in dataset:
             unknown.append(f"{path}: record {lineno}: question_id {qid!r} is not in {dataset.name}")
