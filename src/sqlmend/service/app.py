@@ -39,7 +39,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, Field
 
-from sqlmend.api import Correctors, check_answer, check_config
+from sqlmend.api import Correctors, check_answer, check_config, database_name
 from sqlmend.db import check_db_id
 from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
@@ -127,7 +127,8 @@ class Service:
                 check_db_id(req.db_id)
             except ConfigError as exc:
                 raise Refusal(400, str(exc), "invalid_db_id") from None
-        return Task(question_id=req.question_id, db_id=req.db_id or req.db or "", question=req.question,
+        # a path's name is its file's stem, as the Python API and the CLI name it (its repair memory's key)
+        return Task(question_id=req.question_id, db_id=req.db_id or database_name(req.db or ""), question=req.question,
                     sql=req.sql, evidence=req.evidence, db=req.db or None)
 
     def correct(self, task: Task, check: bool = False) -> dict[str, Any]:
