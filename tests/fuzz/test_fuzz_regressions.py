@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -175,3 +176,13 @@ def test_an_empty_sql_on_an_unknown_database_is_the_unknown_database(tmp_path):
     pipe = Pipeline(PipelineConfig(stages=["static", "guard"]))
     assert pipe.correct(task).error.startswith("DatabaseNotFoundError")
     assert Correctors(pipe).answer(task).error == pipe.correct(task).error
+
+
+def test_an_undecodable_command_line_byte_is_the_items_error_not_a_crash(fuzz_db):
+    """An argv byte that is not UTF-8 reaches Python as a lone surrogate: the explanation printed it
+    to the terminal and crashed with UnicodeEncodeError."""
+    cmd = [sys.executable, "-c", "from sqlmend.cli import main; main()", "correct", "--db", str(fuzz_db),
+           "--question", "q", "--sql", b"SELECT \xff FROM city", "--stages", "static,guard"]
+    out = subprocess.run(cmd, capture_output=True, timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert out.returncode == 1, out.stderr.decode(errors="replace")[-1000:]
+    assert b"InputError: the sql is not valid Unicode" in out.stdout and b"SELECT \\udcff FROM city" in out.stdout

@@ -115,6 +115,7 @@ def print_explanation(lines: Any) -> None:
 
     con = Console(soft_wrap=True)
     for kind, label, rest in lines:
+        rest = rest.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate shown as \udcff
         styled = f"[{_STYLES[kind]}]{escape(label)}[/]" if label and kind in _STYLES else escape(label)
         con.print(styled + escape(rest), soft_wrap=True)
 
