@@ -53,7 +53,7 @@ from urllib.parse import urlparse
 
 from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect
 from sqlmend.errors import ConfigError, SqlmendError
-from sqlmend.pipeline import Pipeline, PipelineConfig, database_for
+from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, Schema, StageTrace, Task
 
@@ -186,6 +186,17 @@ class CheckResult(_Result):
         lines = [label + rest for _, label, rest in _stage_lines(shown, self.dialect)]
         lines.append(f"{len(self.findings)} finding(s)" + (": wrong" if self.wrong else ": nothing found"))
         return "\n".join(lines)
+
+
+def check_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """The answer of a check (``/check``, ``sqlmend check --json``) from a correction's ``to_dict()``:
+    the findings of its stages, nothing rewritten; ``refused`` when the text is not one read-only
+    query (but not when the item failed: ``error``)."""
+    findings = [f for s in body["stages"] for f in s["findings"]]
+    return {"question_id": body["question_id"], "error": body["error"], "findings": findings,
+            "wrong": bool(findings), "refused": not body["error"] and any(f["error_type"] == REFUSED
+                                                                          for f in findings),
+            "stages": body["stages"]}
 
 
 # --- connections ------------------------------------------------------------
@@ -399,14 +410,11 @@ class Corrector:
                     evidence=evidence or "", db=self.target)
 
     def _run(self, pipe: Pipeline, task: Task) -> Correction:
-        if not task.sql or not task.sql.strip():
-            return pipe.correct(task)  # answered without a database
         try:
-            with self._pool.acquire() as db:
+            with self._pool.acquire() as db:  # the database first, then the SQL (Pipeline.correct)
                 return pipe.correct(task, db=db)
         except SqlmendError as exc:  # the file went away or cannot be opened any more
-            return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
-                              sql=task.sql, error=f"{type(exc).__name__}: {exc}")
+            return failed(task, exc)
 
     def correct(self, question: str, sql: str, evidence: str | None = None, *,
                 question_id: str | None = None) -> CorrectionResult:
@@ -459,9 +467,8 @@ class Corrector:
             try:
                 return self.correct(t["question"], t["sql"], t["evidence"], question_id=t["question_id"])
             except Exception as exc:  # a bug in one item must not lose the others
-                c = Correction(question_id=t["question_id"], db_id=self.db_id, original_sql=t["sql"],
-                               sql=t["sql"], error=f"{type(exc).__name__}: {exc}")
-                return CorrectionResult(c, t["question"], self.dialect)
+                task = Task(question_id=t["question_id"], db_id=self.db_id, question=t["question"], sql=t["sql"])
+                return CorrectionResult(failed(task, exc), t["question"], self.dialect)
 
         if workers == 1 or len(tasks) <= 1:
             return [one(t) for t in tasks]
@@ -540,25 +547,35 @@ class Correctors:
             c.close()  # a query running on it now finishes first
         return found
 
-    def correct_task(self, task: Task) -> Correction:
-        """Correct a whole task on its database's Corrector (made on first use, then kept open).
+    def answer(self, task: Task, check: bool = False) -> Correction:
+        """Correct (or check) one task: the one code path of every door for one query.
 
-        The record is the one ``Pipeline.correct(task)`` gives (the task's id, ``db_id`` and
-        evidence kept): what a batch worker calls for each task of a prediction file, opening
-        each database once instead of once per task. Never raises for a problem of the item.
+        The command line's single query (``sqlmend correct --db``, ``sqlmend check``), the HTTP
+        service and a Ray worker all call this, so one input gets one answer and one error
+        through each of them. The database is resolved first (``task.db``, else ``db_id`` under
+        the pipeline's ``db_root``), then the SQL is looked at: an empty SQL on an unknown
+        database is the unknown database, as :class:`Corrector` raises it at construction.
 
         Args:
-            task: the task; its database is ``task.db`` or found by ``db_id`` under the
-                pipeline's ``db_root``.
+            task: the query; its database is ``task.db`` or ``db_id`` under ``db_root``.
+            check: run the detecting stages only (:meth:`Corrector.check`), rewriting nothing.
+
+        Returns:
+            The record ``Pipeline.correct(task)`` gives (the task's id, ``db_id`` and evidence
+            kept). Never raises for a problem of the item: it is the record's ``error``
+            (:func:`sqlmend.pipeline.error_text`).
         """
-        if not task.sql or not task.sql.strip():
-            return self.pipeline.correct(task)  # answered without a database
         try:
             corrector = self.get(database_for(task, self.pipeline.db_root), db_id=task.db_id)
-            return corrector._run(self.pipeline, task)
+            return corrector._run(self.checker if check else self.pipeline, task)
         except Exception as exc:  # a missing database, or a bug in one item: the item's error
-            return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
-                              sql=task.sql, error=f"{type(exc).__name__}: {exc}")
+            return failed(task, exc)
+
+    def correct_task(self, task: Task) -> Correction:
+        """Correct a whole task on its database's Corrector (made on first use, then kept open):
+        :meth:`answer`, what a batch worker calls for each task of a prediction file, opening
+        each database once instead of once per task."""
+        return self.answer(task)
 
     def close(self) -> None:
         """Close every Corrector."""
@@ -569,4 +586,4 @@ class Correctors:
 
 
 __all__ = ["CHECK_STAGES", "CheckResult", "CorrectionResult", "Corrector", "Correctors", "Item", "Models",
-           "check_config", "database_name", "explain_lines"]
+           "check_answer", "check_config", "database_name", "explain_lines"]

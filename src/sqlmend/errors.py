@@ -11,6 +11,11 @@ class ConfigError(SqlmendError):
     """A setting, config file or command-line option is invalid."""
 
 
+class InputError(SqlmendError):
+    """An item's text cannot be used as it is given: not a string, or not valid Unicode (a lone
+    surrogate, which no database, model or UTF-8 file takes). The item ends with this error."""
+
+
 class DatasetError(SqlmendError):
     """A dataset or prediction file cannot be read, or does not match its dataset."""
 

@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sqlmend import guard, llm
 from sqlmend.db import benchmark_db, connect
 from sqlmend.detect.stage import DetectorStage
-from sqlmend.errors import (ConfigError, DatabaseNotFoundError, ItemAborted, OutputError, SqlmendError,
-                            StructuredOutputError)
+from sqlmend.errors import (ConfigError, DatabaseNotFoundError, InputError, ItemAborted, OutputError,
+                            SqlmendError, StructuredOutputError)
 from sqlmend.memory.stage import MemoryStage
 from sqlmend.refine.baselines import DinSqlStage, MacSqlStage, SelfCorrectionStage, SelfDebugStage
 from sqlmend.refine.stage import RefineStage
@@ -44,7 +44,7 @@ from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
 from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
 from sqlmend.taxonomy import REFUSED
-from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task
+from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task, json_text
 
 #: The stages that detect or rewrite, by name, in pipeline order (``refine`` is
 #: filled by the chosen strategy); ``guard`` (the final check) follows them.
@@ -377,20 +377,38 @@ class Pipeline:
         """
         result = Correction(question_id=task.question_id, db_id=task.db_id,
                             original_sql=task.sql, sql=task.sql)
-        if not task.sql or not task.sql.strip():
-            result.error = "empty SQL"
-            return result
-        try:
+        try:  # the database first, then the SQL: the one precedence of every door (api.Correctors.answer)
             with nullcontext(db) if db is not None else connect(database_for(task, self.db_root)) as db:
+                _check_text(task)
+                if not task.sql.strip():
+                    result.error = "empty SQL"
+                    return result
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
                 run_stages(ctx, self.stages, task.sql, self.gate)
         except SqlmendError as exc:
-            result.error = f"{type(exc).__name__}: {exc}"
+            result.error = error_text(exc)
             return result
         result.stages = ctx.traces
         result.sql = ctx.sql
         return result
+
+
+def _check_text(task: Task) -> None:
+    """Refuse an item whose SQL, question or evidence is not text UTF-8 can carry.
+
+    Raises:
+        InputError: naming the field and the character's place.
+    """
+    for name in ("sql", "question", "evidence"):
+        value = getattr(task, name)
+        if not isinstance(value, str):
+            raise InputError(f"the {name} is not text (got {type(value).__name__})")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(f"the {name} is not valid Unicode: a lone surrogate {value[exc.start]!r} at "
+                             f"character {exc.start + 1}") from None
 
 
 def correct(task: Task, config: PipelineConfig | None = None,
@@ -479,7 +497,7 @@ class _Checkpoint:
         """
         if self.fh is None:
             return
-        data = memoryview((json.dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+        data = memoryview((json_text(c.to_dict()) + "\n").encode("utf-8"))
         with self.lock:
             fd = self.fh.fileno()
             end = os.lseek(fd, 0, os.SEEK_END)
@@ -595,12 +613,23 @@ def transient(error: str | None) -> bool:
     return error is not None and error.split(":", 1)[0] in TRANSIENT_ERRORS
 
 
+def error_text(exc: BaseException) -> str:
+    """The ``error`` of an item that an exception ended: ``"Kind: message"``, the same through
+    every door (the Python API's raised error reads the same way)."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def failed(task: Task, exc: BaseException) -> Correction:
+    """The record of an item that ``exc`` ended: the input kept, the error named."""
+    return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql, sql=task.sql,
+                      error=error_text(exc))
+
+
 def _safe_correct(pipe: Pipeline, task: Task) -> Correction:
     try:
         return pipe.correct(task)
     except Exception as exc:  # a bug in one item must not kill the batch
-        return Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
-                          sql=task.sql, error=f"{type(exc).__name__}: {exc}")
+        return failed(task, exc)
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+
+def json_text(value: Any, **kw: Any) -> str:
+    """``value`` as JSON text that UTF-8 can always write: characters as they are, but escaped
+    (``\\ud800``) when a string holds a lone surrogate (a client's ``"\\ud800"``, an undecodable
+    command-line byte), which no UTF-8 file, socket or terminal takes. ``kw``: ``json.dumps``'s."""
+    text = json.dumps(value, ensure_ascii=False, default=str, **kw)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, default=str, **kw)
+    return text
 
 
 @dataclass

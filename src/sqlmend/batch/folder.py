@@ -27,7 +27,7 @@ from sqlmend.data.datasets import load_dataset
 from sqlmend.data.predictions import load_predictions, write_predictions
 from sqlmend.errors import ConfigError
 from sqlmend.pipeline import read_checkpoint, summarize
-from sqlmend.types import Correction, Task
+from sqlmend.types import Correction, Task, json_text
 
 RUN_FILE = "run.json"
 EXTENSIONS = {"spider": "sql", "bird": "json", "jsonl": "jsonl"}
@@ -190,7 +190,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, pred: Path | None = None,
     out.mkdir(parents=True, exist_ok=True)
     with (out / "corrections.jsonl").open("w", encoding="utf-8") as fh:
         for c in ordered:
-            fh.write(json.dumps(c.to_dict(), ensure_ascii=False, default=str) + "\n")
+            fh.write(json_text(c.to_dict()) + "\n")
     merged_run = {**run, "shard": None, "tasks_run": len(ordered), "merged_from": [str(d) for d in run_dirs]}
     (out / RUN_FILE).write_text(json.dumps(merged_run, indent=1) + "\n", encoding="utf-8")
     wall = sum(s.get("wall_seconds", 0.0) for s in summaries)

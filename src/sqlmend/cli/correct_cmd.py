@@ -115,16 +115,46 @@ def print_explanation(lines: Any) -> None:
 
     con = Console(soft_wrap=True)
     for kind, label, rest in lines:
+        rest = rest.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate shown as \udcff
         styled = f"[{_STYLES[kind]}]{escape(label)}[/]" if label and kind in _STYLES else escape(label)
         con.print(styled + escape(rest), soft_wrap=True)
 
 
-def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig) -> None:
-    from sqlmend.api import Corrector, explain_lines
+def answer_one(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig,
+               check: bool = False) -> tuple[Any, str]:
+    """One query through :meth:`sqlmend.api.Correctors.answer`, the path of every door (the
+    service's too): the correction (a missing database is the item's error) and the database's
+    dialect (``sqlite`` when it cannot be opened)."""
+    from sqlmend.api import Correctors, database_name
+    from sqlmend.pipeline import Pipeline
+    from sqlmend.types import Task
 
-    with Corrector(db, config=config) as fixer:
-        result = fixer.correct(question, sql_text, evidence)
-    print_explanation(explain_lines(result.correction, fixer.dialect))
+    doors = Correctors(Pipeline(config), size=1)
+    try:
+        task = Task(question_id="cli", db_id=database_name(db), question=question, sql=sql_text,
+                    evidence=evidence or "", db=db)
+        correction = doors.answer(task, check=check)
+        try:
+            dialect = doors.get(db, task.db_id).dialect  # kept open by the answer
+        except SqlmendError:
+            dialect = "sqlite"
+        return correction, dialect
+    finally:
+        doors.close()
+
+
+def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig,
+            as_json: bool) -> None:
+    from sqlmend.api import explain_lines
+    from sqlmend.types import json_text
+
+    correction, dialect = answer_one(db, question, sql_text, evidence, config)
+    if as_json:
+        typer.echo(json_text(correction.to_dict()))
+    else:
+        print_explanation(explain_lines(correction, dialect))
+    if correction.error:
+        raise typer.Exit(1)
 
 
 def correct(
@@ -162,6 +192,8 @@ def correct(
     memory_namespace: str = typer.Option(None, "--memory-namespace", metavar="NAME",
                                          help="repair memory namespace under the cache folder (default "
                                               "'default'; env SQLMEND_MEMORY_NAMESPACE)"),
+    as_json: bool = typer.Option(False, "--json", help="single query: print the correction as JSON (the "
+                                                        "service's /correct answer)"),
     model_gate: Optional[bool] = typer.Option(
         None, "--model-gate/--no-model-gate",
         help="a model's rewrite is kept only when the query it replaces fails to run, a strict rule proves it "
@@ -173,7 +205,8 @@ def correct(
 
     A rerun with the same --out resumes: finished tasks are read from
     corrections.jsonl and not run again. Per-item failures (missing database,
-    model errors) are recorded in the JSONL and the batch goes on.
+    model errors) are recorded in the JSONL and the batch goes on. A single
+    query's failure (missing database, empty SQL) is printed as its error, exit 1.
 
     Examples:
 
@@ -192,7 +225,7 @@ def correct(
         if not db or question is None:
             raise typer.BadParameter("a single query needs --db, --question and --sql")
         try:
-            _single(db, question, sql, evidence, config)
+            _single(db, question, sql, evidence, config, as_json)
         except SqlmendError as exc:
             raise typer.BadParameter(str(exc)) from None
         return

@@ -43,28 +43,26 @@ def check_cmd(
     evidence and proven fix, and the rewrite the strict fixes give when the
     validate-or-retain guard accepts it.
     """
-    from sqlmend.api import Corrector
+    from sqlmend.api import check_answer
+    from sqlmend.cli.correct_cmd import answer_one
+    from sqlmend.pipeline import PipelineConfig
+    from sqlmend.types import json_text
 
     if dataset:
         _check_batch(dataset, pred, as_json, timeout, quiet)
         return
     if not db or sql_text is None:
         raise typer.BadParameter("give --db and --sql, or --dataset and --pred")
-    try:  # the static stage alone, no model
-        with Corrector(db, stages=["static"], timeout=timeout, models=lambda stage: None) as fixer:
-            result = fixer.check(question, sql_text, question_id="cli")
-    except SqlmendError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    trace = result.stages[0] if result.stages else None
-    if result.error or trace is None or trace.status == "failed":
-        typer.echo(f"error: {result.error or (trace.note if trace else 'nothing ran')}", err=True)
+    # the static stage alone, no model, on the path of every door (api.Correctors.answer)
+    correction, _ = answer_one(db, question, sql_text, "", PipelineConfig(stages=["static"], timeout=timeout),
+                               check=True)
+    trace = correction.stages[0] if correction.stages else None
+    if correction.error or trace is None or trace.status == "failed":
+        typer.echo(f"error: {correction.error or (trace.note if trace else 'nothing ran')}", err=True)
         raise typer.Exit(2)
-    if as_json:
-        typer.echo(json.dumps({"findings": [f.to_dict() for f in trace.findings],
-                               "candidate": trace.candidate,
-                               "verdict": trace.verdict.__dict__ if trace.verdict else None},
-                              default=str))
+    if as_json:  # the service's /check answer, and the static stage's rewrite
+        typer.echo(json_text({**check_answer(correction.to_dict()), "candidate": trace.candidate,
+                              "verdict": trace.verdict.__dict__ if trace.verdict else None}))
         return
     typer.echo(f"{len(trace.findings)} finding(s)" + (":" if trace.findings else ""))
     for line in _finding_lines(trace.findings):

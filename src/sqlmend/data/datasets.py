@@ -172,8 +172,40 @@ class Dataset:
 
 # --- reading ---------------------------------------------------------------
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _decoded(data: bytes, path: str | os.PathLike, first_line: int = 1) -> str:
+    """UTF-8 bytes as text (a leading byte-order mark dropped), or a DatasetError naming the byte.
+
+    ``data`` comes from ``path`` and starts on its line ``first_line``.
+    """
+    try:
+        return data.removeprefix(_BOM).decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = first_line + data.count(b"\n", 0, e.start)
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise DatasetError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[e.start]:02x} at column {column}; "
+                           "save the file as UTF-8)") from None
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """Read a UTF-8 text file (a byte-order mark at its start is dropped).
+
+    Raises:
+        DatasetError: the file is missing or not valid UTF-8 (naming the line and byte).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatasetError(f"{path}: a folder, not a file") from None
+    return _decoded(data, path)
+
+
 def read_json(path: Path) -> Any:
-    """Read a JSON file.
+    """Read a JSON file (UTF-8; a byte-order mark at its start is dropped).
 
     Args:
         path: the file.
@@ -182,18 +214,18 @@ def read_json(path: Path) -> Any:
         The parsed value.
 
     Raises:
-        DatasetError: the file is missing or not valid JSON (naming the line).
+        DatasetError: the file is missing, not valid UTF-8 or not valid JSON (naming the line).
     """
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
+        return json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise DatasetError(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
+    except RecursionError:
+        raise DatasetError(f"{path}: not valid JSON (nested too deeply)") from None
 
 
-def read_jsonl(path: str | os.PathLike, skipped: list[str] | None = None) -> list[dict[str, Any]]:
+def read_jsonl(path: str | os.PathLike, skipped: list[str] | None = None,
+               numbers: list[int] | None = None) -> list[dict[str, Any]]:
     """Read a JSON Lines file (blank lines skipped).
 
     Args:
@@ -201,6 +233,7 @@ def read_jsonl(path: str | os.PathLike, skipped: list[str] | None = None) -> lis
         skipped: when given, a line that is not a JSON object is left out and its reason
             (``file:line: ...``) appended here, so that the rest of the file is still read;
             when omitted, such a line raises.
+        numbers: when given, the line number of each dict returned is appended here.
 
     Returns:
         One dict per line.
@@ -212,23 +245,33 @@ def read_jsonl(path: str | os.PathLike, skipped: list[str] | None = None) -> lis
     path = Path(path)
     items = []
     try:
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    item = json.loads(line)
-                    problem = None if isinstance(item, dict) else "expected a JSON object"
-                except json.JSONDecodeError as e:
-                    problem = f"not valid JSON ({e.msg})"
-                if problem is None:
-                    items.append(item)
-                elif skipped is None:
-                    raise DatasetError(f"{path}:{lineno}: {problem}")
-                else:
-                    skipped.append(f"{path}:{lineno}: {problem}; line left out")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
+    for lineno, raw in enumerate(data.removeprefix(_BOM).split(b"\n"), 1):
+        problem = None
+        try:
+            line = _decoded(raw, path, lineno)
+        except DatasetError as e:
+            line, problem = "", str(e).removeprefix(f"{path}:{lineno}: ")
+        if not problem and not line.strip():
+            continue
+        if problem is None:
+            try:
+                item = json.loads(line)
+                problem = None if isinstance(item, dict) else "expected a JSON object"
+            except json.JSONDecodeError as e:
+                problem = f"not valid JSON ({e.msg})"
+            except RecursionError:
+                problem = "not valid JSON (nested too deeply)"
+        if problem is None:
+            items.append(item)
+            if numbers is not None:
+                numbers.append(lineno)
+        elif skipped is None:
+            raise DatasetError(f"{path}:{lineno}: {problem}")
+        else:
+            skipped.append(f"{path}:{lineno}: {problem}; line left out")
     return items
 
 
@@ -238,11 +281,29 @@ def warn_skipped(skipped: list[str]) -> None:
         print(f"warning: {reason}", file=sys.stderr)
 
 
-def _need(item: Mapping[str, Any], keys: tuple[str, ...], where: str) -> Any:
+def _need(item: Mapping[str, Any], keys: tuple[str, ...], where: str, text: bool = True) -> Any:
+    """The first of ``keys`` that ``item`` holds (text, unless ``text`` is False)."""
     for key in keys:
         if key in item and item[key] is not None:
+            if text and not isinstance(item[key], str):
+                raise DatasetError(f"{where}: field {key!r} is not text (got {type(item[key]).__name__})")
             return item[key]
     raise DatasetError(f"{where}: missing field {keys[0]!r}")
+
+
+def _optional(item: Mapping[str, Any], key: str, where: str) -> str:
+    """Field ``key`` of ``item`` as text ("" when absent or null)."""
+    return "" if item.get(key) is None else _need(item, (key,), where)
+
+
+def _question_id(item: Mapping[str, Any], keys: tuple[str, ...], where: str, default: Any = None) -> str:
+    """A record's id: text or a whole number."""
+    value = next((item[k] for k in keys if item.get(k) is not None), default)
+    if value is None:
+        raise DatasetError(f"{where}: missing field {keys[0]!r}")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise DatasetError(f"{where}: field {keys[0]!r} is neither text nor a number (got {type(value).__name__})")
+    return str(value)
 
 
 def _task_items(path: Path, kind: str) -> list[tuple[int, Any, str]]:
@@ -250,6 +311,9 @@ def _task_items(path: Path, kind: str) -> list[tuple[int, Any, str]]:
     data = read_json(path)
     if not isinstance(data, list):
         raise DatasetError(f"{path}: a {kind} file is a JSON list")
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise DatasetError(f"{path} item {i}: expected a JSON object, got {type(item).__name__}")
     return [(i, item, f"{path} item {i}") for i, item in enumerate(data)]
 
 
@@ -289,9 +353,9 @@ def read_bird(path: str | os.PathLike) -> list[Task]:
     """
     tasks = []
     for i, item, where in _task_items(Path(path), "BIRD"):
-        tasks.append(Task(question_id=str(item.get("question_id", i)), db_id=_need(item, ("db_id",), where),
-                          question=_need(item, ("question",), where), sql="",
-                          evidence=item.get("evidence") or "", gold=_need(item, ("SQL", "sql"), where),
+        tasks.append(Task(question_id=_question_id(item, ("question_id",), where, i),
+                          db_id=_need(item, ("db_id",), where), question=_need(item, ("question",), where), sql="",
+                          evidence=_optional(item, "evidence", where), gold=_need(item, ("SQL", "sql"), where),
                           difficulty=item.get("difficulty")))
     return tasks
 
@@ -346,14 +410,17 @@ def read_nl2sql_bugs(path: str | os.PathLike) -> tuple[list[Task], dict[str, Lab
     tasks, labels = [], {}
     for i, item in enumerate(data):
         where = f"{path} item {i}"
-        qid = str(item.get("id", item.get("question_id", i)))
+        if not isinstance(item, dict):
+            raise DatasetError(f"{where}: expected a JSON object")
+        qid = _question_id(item, ("id", "question_id"), where, i)
         tasks.append(Task(question_id=qid, db_id=_need(item, ("db_id",), where),
                           question=_need(item, ("question",), where),
                           sql=_need(item, ("sql", "SQL", "query"), where),
-                          evidence=item.get("evidence") or "",
+                          evidence=_optional(item, "evidence", where),
                           gold=item.get("gold") or item.get("gold_sql"),
                           difficulty=item.get("difficulty")))
-        labels[qid] = Label(correct=_label(_need(item, ("label", "correct", "is_correct"), where), where),
+        labels[qid] = Label(correct=_label(_need(item, ("label", "correct", "is_correct"), where, text=False),
+                                           where),
                             error_types=_error_types(item.get("error_types") or item.get("error_type")))
     return tasks, labels
 
@@ -367,21 +434,30 @@ def read_tasks_jsonl(path: str | os.PathLike) -> tuple[list[Task], dict[str, Lab
     Returns:
         The tasks and the labels of the lines that carry ``label``.
 
-    Raises:
-        DatasetError: a line lacks ``question_id``/``db_id`` (the message names the line).
+    A line that is not a JSON object, or whose ``question_id``/``db_id`` is missing or whose
+    text fields are not text, is left out with a warning naming the line: the rest is read.
     """
     tasks, labels = [], {}
     skipped: list[str] = []
-    for lineno, item in enumerate(read_jsonl(path, skipped), 1):
-        where = f"{path} record {lineno}"
-        qid = str(_need(item, ("question_id",), where))
-        tasks.append(Task(question_id=qid, db_id=_need(item, ("db_id",), where),
-                          question=item.get("question") or "", sql=item.get("sql") or "",
-                          evidence=item.get("evidence") or "", gold=item.get("gold"),
-                          difficulty=item.get("difficulty")))
-        if "label" in item:
-            labels[qid] = Label(correct=_label(item["label"], where),
-                                error_types=_error_types(item.get("error_types")))
+    numbers: list[int] = []
+    items = read_jsonl(path, skipped, numbers)
+    for lineno, item in zip(numbers, items):
+        where = f"{path}:{lineno}"
+        try:
+            qid = _question_id(item, ("question_id",), where)
+            task = Task(question_id=qid, db_id=_need(item, ("db_id",), where),
+                        question=_optional(item, "question", where), sql=_optional(item, "sql", where),
+                        evidence=_optional(item, "evidence", where),
+                        gold=_optional(item, "gold", where) if item.get("gold") is not None else None,
+                        difficulty=item.get("difficulty"))
+            label = (Label(correct=_label(item["label"], where), error_types=_error_types(item.get("error_types")))
+                     if "label" in item else None)
+        except DatasetError as exc:
+            skipped.append(f"{exc}; line left out")
+            continue
+        tasks.append(task)
+        if label is not None:
+            labels[qid] = label
     warn_skipped(skipped)
     return tasks, labels
 

@@ -65,11 +65,11 @@ def sniff_pred_format(path: str | os.PathLike) -> str:
     if path.suffix == ".json":
         return "bird"
     try:
-        with open(path, encoding="utf-8") as f:
-            head = f.read(1).lstrip()
+        with open(path, "rb") as f:
+            head = f.read(64).removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
-    return "bird" if head == "{" else "spider"
+    return "bird" if head == b"{" else "spider"
 
 
 def read_spider_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[str, str]:
@@ -90,13 +90,20 @@ def read_spider_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[s
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline
-    lines = [line.rstrip("\r") for line in lines]
+    raw = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()  # the final newline
+    lines, skipped = [], []
+    for lineno, line in enumerate(raw, 1):
+        try:
+            lines.append(line.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError as e:  # that question gets no SQL (its item's error); the batch goes on
+            lines.append("")
+            skipped.append(f"{path}:{lineno}: not valid UTF-8 (byte 0x{line[e.start]:02x} at column "
+                           f"{e.start + 1}); question {lineno - 1} gets no SQL")
     n = len(dataset)
     if len(lines) > n:
         raise DatasetError(f"{path}:{n + 1}: more predictions than the {n} questions of {dataset.name} "
@@ -109,6 +116,7 @@ def read_spider_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[s
     for task, line in zip(dataset.tasks, lines):
         sql, tab, db_id = line.rpartition("\t")
         out[task.question_id] = (sql if tab and db_id.strip() == task.db_id else line).strip()
+    warn_skipped(skipped)
     return out
 
 
@@ -163,9 +171,15 @@ def read_jsonl_predictions(path: str | os.PathLike, dataset: Dataset) -> dict[st
     out: dict[str, str] = {}
     skipped: list[str] = []
     unknown: list[str] = []
-    for lineno, item in enumerate(read_jsonl(path, skipped), 1):
+    numbers: list[int] = []
+    items = read_jsonl(path, skipped, numbers)
+    for lineno, item in zip(numbers, items):
         if "question_id" not in item or "sql" not in item:
-            raise DatasetError(f"{path}: record {lineno} lacks question_id or sql")
+            raise DatasetError(f"{path}:{lineno}: the record lacks question_id or sql")
+        if not isinstance(item["sql"], (str, type(None))) or not isinstance(item["question_id"], (str, int)) \
+                or isinstance(item["question_id"], bool):
+            skipped.append(f"{path}:{lineno}: question_id or sql of a wrong type; line left out")
+            continue
         qid = str(item["question_id"])
         if qid not in dataset:
             unknown.append(f"{path}: record {lineno}: question_id {qid!r} is not in {dataset.name}")

@@ -30,7 +30,6 @@ next requests on it (:class:`sqlmend.api.Correctors`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -40,16 +39,16 @@ from typing import Any
 from fastapi import Request
 from pydantic import BaseModel, Field
 
-from sqlmend.api import Correctors, check_config
+from sqlmend.api import Correctors, check_answer, check_config, database_name
 from sqlmend.db import check_db_id
 from sqlmend.db.pgmigrate import is_url
-from sqlmend.errors import ConfigError, SqlmendError
-from sqlmend.pipeline import Pipeline, PipelineConfig, database_for
+from sqlmend.errors import ConfigError
+from sqlmend.pipeline import Pipeline, PipelineConfig
 from sqlmend.service.limits import AdmissionMiddleware, Gate
 from sqlmend.service.observe import CONTENT_TYPE_LATEST, LOGGER, Metrics, usage_of, verdict_of
 from sqlmend.service.scrub import Scrubber, server_roots
 from sqlmend.service.settings import ServiceSettings
-from sqlmend.types import Correction, Task
+from sqlmend.types import Task, json_text
 
 #: Endpoints named in metrics (any other path counts as "other").
 ENDPOINTS = frozenset({"/correct", "/check", "/health", "/metrics"})
@@ -128,24 +127,14 @@ class Service:
                 check_db_id(req.db_id)
             except ConfigError as exc:
                 raise Refusal(400, str(exc), "invalid_db_id") from None
-        return Task(question_id=req.question_id, db_id=req.db_id or req.db or "", question=req.question,
+        # a path's name is its file's stem, as the Python API and the CLI name it (its repair memory's key)
+        return Task(question_id=req.question_id, db_id=req.db_id or database_name(req.db or ""), question=req.question,
                     sql=req.sql, evidence=req.evidence, db=req.db or None)
 
     def correct(self, task: Task, check: bool = False) -> dict[str, Any]:
-        """Correct (or check) one task in a worker thread and return its scrubbed answer."""
-        try:
-            fixer = self.correctors.get(database_for(task, self.db_root), task.db_id)
-            run = fixer.check if check else fixer.correct
-            result = run(task.question, task.sql, task.evidence, question_id=task.question_id).correction
-        except SqlmendError as exc:  # the database is missing or cannot be opened
-            result = Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
-                                sql=task.sql, error=f"{type(exc).__name__}: {exc}")
-        except Exception as exc:  # a bug in one request must not kill the service
-            result = Correction(question_id=task.question_id, db_id=task.db_id, original_sql=task.sql,
-                                sql=task.sql, error=f"{type(exc).__name__}: {exc}")
-        if result.error and result.error.startswith("DatabaseNotFoundError"):
-            result.error = f"DatabaseNotFoundError: database {task.db_id!r} not found"
-        body = result.to_dict()
+        """Correct (or check) one task in a worker thread and return its scrubbed answer: the
+        record of :meth:`sqlmend.api.Correctors.answer`, the one path of every door."""
+        body = self.correctors.answer(task, check).to_dict()
         self.metrics.record_correction(body)
         return self.scrub.value(body)
 
@@ -207,13 +196,6 @@ def _log_fields(body: dict[str, Any] | None, req: CorrectRequest) -> dict[str, A
     return fields
 
 
-def _findings_of(body: dict[str, Any]) -> dict[str, Any]:
-    """The ``/check`` answer of a correction: the findings of its stages, nothing rewritten."""
-    findings = [f for s in body["stages"] for f in s["findings"]]
-    return {"question_id": body["question_id"], "error": body["error"], "findings": findings,
-            "wrong": bool(findings), "refused": verdict_of(body) == "refused", "stages": body["stages"]}
-
-
 def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
                resolve: Any = None, db_root: str | None = None,
                settings: ServiceSettings | None = None) -> Any:
@@ -242,7 +224,7 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
 
     class Json(JSONResponse):
         def render(self, content: Any) -> bytes:
-            return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
+            return json_text(content).encode("utf-8")
 
     @asynccontextmanager
     async def lifespan(_: Any):
@@ -261,7 +243,7 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
             return Json({"detail": service.scrub.text(exc.message, free=True)}, status_code=exc.status,
                         headers=exc.headers)
         request.state.log = _log_fields(body, req)
-        return Json(_findings_of(body) if check else body)
+        return Json(check_answer(body) if check else body)
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -40,6 +40,7 @@ from sqlglot.tokens import TokenType
 
 from sqlmend.errors import ReadOnlyViolation
 from sqlmend.sql.dialects import resolve
+from sqlmend.sql.parse import nested_too_deeply
 
 #: Node classes that write, change the schema or the session, or touch files.
 FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
@@ -162,12 +163,16 @@ def _parse(sql: str, read: str) -> list:
 def _judge(sql: str, read: str) -> None:
     # sqlglot warns when it falls back to exp.Command; muted by ``disabled`` (setLevel would
     # clear every logger's level cache on each call)
+    if nested_too_deeply(sql):  # sqlglot's compiled parser would overflow the C stack on it
+        raise ReadOnlyViolation("nested too deeply to check that it only reads")
     disabled, _log.disabled = _log.disabled, True
     try:
         statements = [s for s in _parse(sql, read) if s is not None]
     except (ParseError, TokenError):
         _check_unparsed(sql, read)
         return
+    except RecursionError:  # nested past what sqlglot's recursive parser can read: cannot be proven read-only
+        raise ReadOnlyViolation("nested too deeply to check that it only reads") from None
     finally:
         _log.disabled = disabled
     if len(statements) != 1:

@@ -1,0 +1,169 @@
+"""One answer on every door (issue 35, item 4): the same inputs (good, wrong, hostile, empty, unknown
+database, pathological) through the command line, the Python API and the HTTP service give the same
+corrected SQL, the same findings and the same error, for a correction and for a check.
+
+A door is one small adapter in :data:`DOORS`: ``door(ctx, item, check) -> Answer``. To add one (the
+MCP server), write its adapter beside these and append it to ``DOORS``; nothing else changes.
+Answers are compared less the server paths the service must hide (the service's own scrubber is
+applied to every door's answer)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from sqlmend.api import Corrector
+from sqlmend.cli import app as cli_app
+from sqlmend.pipeline import PipelineConfig, error_text
+from sqlmend.service import ServiceSettings, create_app
+from sqlmend.service.scrub import Scrubber, server_roots
+
+STAGES = ["static", "search", "guard"]
+TIMEOUT = 10.0  # `sqlmend check`'s default, given to every door
+CONFIG = PipelineConfig(stages=STAGES, timeout=TIMEOUT)
+
+
+@dataclass(frozen=True)
+class Item:
+    name: str
+    sql: str
+    question: str = "How many singers are there?"
+    evidence: str = ""
+    db: str = "concert_singer"  # a database of the test's root; "nope" is none
+
+
+ITEMS = [
+    Item("good", "SELECT count(*) FROM singer"),
+    Item("wrong value", "SELECT count(*) FROM singer WHERE Country = 'france'", "How many singers are from France?"),
+    Item("unknown column", "SELECT nam FROM singer", "Names of the singers?"),
+    Item("garbled", "SELEC Name FROM singer WHERE"),
+    Item("write", "DELETE FROM singer"),
+    Item("two statements", "SELECT Name FROM singer; DROP TABLE singer"),
+    Item("file function", "SELECT readfile('/etc/passwd')"),
+    Item("empty", ""),
+    Item("blank", "  \n\t "),
+    Item("unknown database", "SELECT count(*) FROM singer", db="nope"),
+    Item("empty on an unknown database", "", db="nope"),
+    Item("nested deep", "SELECT * FROM " + "(SELECT * FROM " * 3000 + "singer" + ")" * 3000),
+    Item("long", "SELECT Name FROM singer WHERE " + " OR ".join(f"Singer_ID = {i}" for i in range(40))),
+    Item("odd question", "SELECT Name FROM singer WHERE Age > 40", question="\x00 ☃ '; DROP TABLE singer; --",
+         evidence="Age is in years \u202e"),
+]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a door says about one item: the SQL to use, the findings' codes, the error."""
+
+    sql: str | None
+    findings: tuple[str, ...]
+    error: str | None
+
+
+class Doors:
+    """What the doors share in one test module: the database root and the service."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.client = TestClient(create_app(CONFIG, resolve=lambda stage: None,
+                                            settings=ServiceSettings(allow_paths=True)))
+        self.scrub = Scrubber(server_roots([root]))
+
+    def path(self, item: Item) -> str:
+        return str(self.root / item.db / f"{item.db}.sqlite")
+
+
+def _codes(findings) -> tuple[str, ...]:
+    return tuple(f["code"] if isinstance(f, dict) else f.code for f in findings)
+
+
+# --- the doors -------------------------------------------------------------------------------
+
+
+def python_api(doors: Doors, item: Item, check: bool) -> Answer:
+    try:
+        fixer = Corrector(doors.path(item), config=CONFIG, models=lambda stage: None)
+    except Exception as exc:  # a Corrector of a missing database raises at construction
+        return Answer(None if check else item.sql, (), error_text(exc))
+    with fixer:
+        result = (fixer.check if check else fixer.correct)(item.question, item.sql, item.evidence)
+    return Answer(None if check else result.sql, _codes(result.findings), result.error)
+
+
+def command_line(doors: Doors, item: Item, check: bool) -> Answer:
+    runner = CliRunner()
+    if check:
+        r = runner.invoke(cli_app, ["check", "--db", doors.path(item), "--question", item.question,
+                                    "--sql", item.sql, "--timeout", str(TIMEOUT), "--json"])
+        if r.exit_code == 2:
+            return Answer(None, (), r.stderr.strip().removeprefix("error: "))
+        assert r.exit_code == 0, r.output
+        body = json.loads(r.stdout)
+        return Answer(None, _codes(body["findings"]), body["error"])
+    r = runner.invoke(cli_app, ["correct", "--db", doors.path(item), "--question", item.question, "--sql", item.sql,
+                                "--evidence", item.evidence, "--stages", ",".join(STAGES), "--timeout",
+                                str(TIMEOUT), "--json"])
+    assert r.exit_code in (0, 1), r.output
+    body = json.loads(r.stdout)
+    assert (r.exit_code == 1) == bool(body["error"])
+    return Answer(body["sql"], _codes(f for s in body["stages"] for f in s["findings"]), body["error"])
+
+
+def http_service(doors: Doors, item: Item, check: bool) -> Answer:
+    r = doors.client.post("/check" if check else "/correct",
+                          json={"db": doors.path(item), "question": item.question, "sql": item.sql,
+                                "evidence": item.evidence})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    findings = body["findings"] if check else [f for s in body["stages"] for f in s["findings"]]
+    return Answer(None if check else body["sql"], _codes(findings), body["error"])
+
+
+#: Every door a correction can come through. The MCP server's adapter goes here.
+DOORS: list[Callable[[Doors, Item, bool], Answer]] = [python_api, command_line, http_service]
+
+
+# --- the test ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def doors(tmp_path_factory, spider_db):
+    root = tmp_path_factory.mktemp("doors")
+    (root / "concert_singer").mkdir()
+    db = root / "concert_singer" / "concert_singer.sqlite"
+    shutil.copyfile(spider_db("concert_singer"), db)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    d = Doors(root)
+    with d.client:
+        yield d
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["correct", "check"])
+@pytest.mark.parametrize("item", ITEMS, ids=[i.name for i in ITEMS])
+def test_every_door_gives_one_answer(doors, item, check):
+    answers = {door.__name__: doors.scrub.value(door(doors, item, check).__dict__) for door in DOORS}
+    first = next(iter(answers.values()))
+    assert all(a == first for a in answers.values()), json.dumps(answers, indent=1, ensure_ascii=False)
+
+
+def test_the_answers_are_the_expected_ones(doors):
+    """The shared answer is the right one, not only the same one."""
+    def answer(name, check=False):
+        return python_api(doors, next(i for i in ITEMS if i.name == name), check)
+
+    assert answer("wrong value").sql == "SELECT COUNT(*) FROM singer WHERE Country = 'France'"
+    assert answer("write").findings == ("EX03",) and answer("two statements").findings == ("EX03",)
+    assert answer("empty").error == "empty SQL" and answer("blank").error == "empty SQL"
+    assert answer("unknown database").error.startswith("DatabaseNotFoundError")
+    assert answer("empty on an unknown database").error == answer("unknown database").error
+    nested = next(i for i in ITEMS if i.name == "nested deep")
+    assert answer("nested deep").sql == nested.sql and answer("nested deep").error is None
