@@ -76,6 +76,7 @@ class Doors:
         self.client = TestClient(create_app(CONFIG, resolve=lambda stage: None,
                                             settings=ServiceSettings(allow_paths=True)))
         self.scrub = Scrubber(server_roots([root]))
+        self.mcp: dict | None = None  # the MCP server's answers, asked once for every item
 
     def path(self, item: Item) -> str:
         return str(self.root / item.db / f"{item.db}.sqlite")
@@ -127,8 +128,51 @@ def http_service(doors: Doors, item: Item, check: bool) -> Answer:
     return Answer(None if check else body["sql"], _codes(findings), body["error"])
 
 
-#: Every door a correction can come through. The MCP server's adapter goes here.
-DOORS: list[Callable[[Doors, Item, bool], Answer]] = [python_api, command_line, http_service]
+def _mcp_answers(root: Path) -> dict[tuple[str, bool], tuple[bool, dict | None, str]]:
+    """Every item, corrected and checked, through one stdio session with a real `sqlmend mcp`."""
+    import os
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    import sqlmend
+
+    src = str(Path(sqlmend.__file__).resolve().parents[1])
+    params = StdioServerParameters(
+        command=sys.executable, env={**os.environ, "PYTHONPATH": src},
+        args=["-c", "from sqlmend.cli import main; main()", "mcp", "--db",
+              f"concert_singer={root / 'concert_singer' / 'concert_singer.sqlite'}",
+              "--stages", ",".join(STAGES), "--timeout", str(TIMEOUT)])
+
+    async def run() -> dict:
+        out = {}
+        async with Client(params) as client:
+            for item in ITEMS:
+                for check in (False, True):
+                    r = await client.call_tool("check_sql" if check else "correct_sql",
+                                               {"database": item.db, "question": item.question, "sql": item.sql,
+                                                "evidence": item.evidence})
+                    out[(item.name, check)] = (r.is_error, r.structured_content,
+                                               r.content[0].text if r.content else "")
+        return out
+
+    return anyio.run(run)
+
+
+def mcp_server(doors: Doors, item: Item, check: bool) -> Answer:
+    if doors.mcp is None:
+        doors.mcp = _mcp_answers(doors.root)
+    is_error, body, text = doors.mcp[(item.name, check)]
+    if item.db != "concert_singer":  # not served: the agent gets a tool error, not another database
+        assert is_error and "unknown database 'nope'" in text and "concert_singer" in text, text
+        return python_api(doors, item, check)
+    assert not is_error, text
+    return Answer(None if check else body["sql"], _codes(body["findings"]), body["error"])
+
+
+#: Every door a correction can come through.
+DOORS: list[Callable[[Doors, Item, bool], Answer]] = [python_api, command_line, http_service, mcp_server]
 
 
 # --- the test ---------------------------------------------------------------------------------
