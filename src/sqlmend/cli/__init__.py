@@ -50,6 +50,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.review_cmd",
     "sqlmend.cli.search_cmd",
     "sqlmend.cli.faults_cmd",
+    "sqlmend.cli.soak_cmd",
 ]
 
 

@@ -1,7 +1,8 @@
 """PostgreSQL, read-only: every query runs in a READ ONLY transaction with a statement_timeout.
 
 Queries go through a server-side cursor (``DECLARE``), so only ``max_rows + 1``
-rows ever cross the wire, and PostgreSQL itself refuses anything a cursor cannot
+rows ever cross the wire, fetched in chunks that stop past the result's size cap
+(:func:`~sqlmend.db.base.fetch_capped`), and PostgreSQL itself refuses anything a cursor cannot
 hold (no second statement, no DML). Each query's transaction is rolled back.
 Connect as a role without write privileges for a third lock.
 """
@@ -13,9 +14,10 @@ import itertools
 import psycopg
 from psycopg import errors as pg_errors
 
-from sqlmend.db.base import Database
+from sqlmend.db.base import Database, fetch_capped
 from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
-from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, MemoryLimitExceeded, QueryError, QueryTimeout,
+                            ReadOnlyViolation)
 from sqlmend.types import Schema
 
 _KEYS = """
@@ -70,10 +72,13 @@ class PostgresDatabase(Database):
             with conn.cursor(name=f"sqlmend_{next(_cursor_ids)}") as cursor:
                 cursor.execute(sql)
                 columns = [d.name for d in cursor.description or ()]
-                rows = cursor.fetchmany(max_rows + 1)
+                rows = fetch_capped(cursor.fetchmany, len(columns), max_rows, value_bytes=None)
         except pg_errors.QueryCanceled as e:
             raise QueryTimeout(f"query interrupted after its time limit of {timeout:g}s",
                                timeout=timeout) from e
+        except (pg_errors.OutOfMemory, pg_errors.ProgramLimitExceeded) as e:
+            raise MemoryLimitExceeded(f"query stopped at PostgreSQL's memory limit: {str(e).strip()}",
+                                      timeout=timeout) from e
         except (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege) as e:
             raise ReadOnlyViolation(f"PostgreSQL refused: {e}") from e
         except psycopg.OperationalError as e:
