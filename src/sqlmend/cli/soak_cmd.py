@@ -50,8 +50,42 @@ def bench_soak(
         raise typer.Exit(1)
 
 
+def bench_pathological(
+    engines: str = typer.Option("sqlite,postgres,duckdb", help="comma-separated engines"),
+    only: str = typer.Option(None, help="comma-separated query names (default: all of each engine)"),
+    timeout: float = typer.Option(None, help="the Corrector's timeout (default: the pipeline's, 30 s)"),
+    json_out: Path = typer.Option(None, "--json", help="write the rows as JSON here"),
+    work: Path = typer.Option(Path("runs/bench-pathological"), help="folder for the DuckDB copy"),
+    data_root: str = typer.Option(None, help="folder holding spider/"),
+) -> None:
+    """Queries that never end or allocate without bound (a recursive CTE without a bound, a cartesian
+    product, huge blobs and strings, a huge LIMIT over a join, hundreds of joins and UNIONs) through
+    the Python API with the default stages on world_1 as SQLite, PostgreSQL (a throw-away server)
+    and DuckDB. Per query: seconds, the item's reason, RSS and peak RSS, whether the next normal
+    request is served. Exit 1 when a next request fails.
+
+    Example: sqlmend bench pathological --engines sqlite --json runs/patho.json
+    """
+    from sqlmend.bench.pathological import markdown, run_pathological
+
+    try:
+        rows = run_pathological([e.strip() for e in engines.split(",") if e.strip()], work, timeout=timeout,
+                                only=[n.strip() for n in only.split(",")] if only else None, data_root=data_root,
+                                echo=lambda line: typer.echo(line, err=True))
+    except (SqlmendError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps([r.to_dict() for r in rows], indent=1))
+    typer.echo(markdown(rows))
+    if not all(r.next_ok for r in rows):
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``soak`` to ``sqlmend bench``."""
+    """Add ``soak`` and ``pathological`` to ``sqlmend bench``."""
     from sqlmend.cli import bench_app
 
     bench_app.command("soak")(bench_soak)
+    bench_app.command("pathological")(bench_pathological)

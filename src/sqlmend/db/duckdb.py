@@ -63,7 +63,8 @@ class DuckDBDatabase(Database):
                                         config={"enable_external_access": False,
                                                 "autoload_known_extensions": False,
                                                 "autoinstall_known_extensions": False,
-                                                "memory_limit": f"{ENGINE_MEMORY // 2**20}MB"})
+                                                "memory_limit": f"{ENGINE_MEMORY // 2**20}MB",
+                                                "enable_progress_bar": False})
             _lock_configuration(self._conn)
         except duckdb.Error as e:
             raise DatabaseError(f"cannot open {self.path} with DuckDB: {e}") from e
