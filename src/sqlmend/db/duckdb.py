@@ -40,6 +40,15 @@ def _lock_configuration(conn: duckdb.DuckDBPyConnection) -> None:
             raise
 
 
+def _progress_bar_off(conn: duckdb.DuckDBPyConnection) -> None:
+    """No progress bar on stderr for a long query (a connection's own setting; a second connection to
+    a locked instance cannot set it, and needs not: the bar is drawn only for the connection that asked)."""
+    try:
+        conn.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
+
+
 class DuckDBDatabase(Database):
     """A read-only DuckDB database file.
 
@@ -63,8 +72,8 @@ class DuckDBDatabase(Database):
                                         config={"enable_external_access": False,
                                                 "autoload_known_extensions": False,
                                                 "autoinstall_known_extensions": False,
-                                                "memory_limit": f"{ENGINE_MEMORY // 2**20}MB",
-                                                "enable_progress_bar": False})
+                                                "memory_limit": f"{ENGINE_MEMORY // 2**20}MB"})
+            _progress_bar_off(self._conn)
             _lock_configuration(self._conn)
         except duckdb.Error as e:
             raise DatabaseError(f"cannot open {self.path} with DuckDB: {e}") from e
