@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmend.errors import DatabaseError, ItemLimitExceeded, MemoryLimitExceeded, QueryError, QueryTimeout
 from sqlmend.sql.safety import check_read_only, check_read_only_tree
+from sqlmend.sql.size import join_width, text_join_width
 from sqlmend.types import ColumnProfile, ExecResult, Schema
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ MAX_RESULT_BYTES = 64 * 2**20
 #: The longest text or blob one value may hold: SQLite refuses a longer one (``SQLITE_LIMIT_LENGTH``);
 #: the result fetch takes it as the size of a row's value on every engine.
 MAX_VALUE_BYTES = 16 * 2**20
+#: The most tables one SELECT may join: SQLite's own limit, which the other engines get from
+#: :meth:`Database.execute` (their planners order hundreds of joins without checking their time limit).
+MAX_JOIN_TABLES = 64
 #: DuckDB's memory limit (``memory_limit``) and SQLite's heap limit (``hard_heap_limit``, for the
 #: whole process): a query past it fails with :class:`~sqlmend.errors.MemoryLimitExceeded`.
 ENGINE_MEMORY = 512 * 2**20
@@ -229,6 +233,8 @@ class Database(ABC):
     #: The running item's :class:`WorkBudget` (None: each query has only its own limit); the pipeline
     #: sets it when an item starts and clears it when the item ends.
     budget: WorkBudget | None = None
+    #: Whether the engine itself refuses a join of more than :data:`MAX_JOIN_TABLES` tables (SQLite).
+    limits_joins: bool = False
 
     def __init__(self, target: str) -> None:
         self.target = target
@@ -286,6 +292,8 @@ class Database(ABC):
         """
         self._begin()
         check_read_only(sql, self.dialect)
+        if not self.limits_joins:
+            self._check_width(text_join_width(sql, self.dialect))
         return self._timed(sql, timeout, max_rows)
 
     def execute_parsed(self, tree: Any, sql: str, timeout: float = DEFAULT_TIMEOUT,
@@ -310,7 +318,15 @@ class Database(ABC):
         """
         self._begin()
         check_read_only_tree(tree)
+        if not self.limits_joins:
+            self._check_width(join_width(tree))
         return self._timed(sql, timeout, max_rows)
+
+    @staticmethod
+    def _check_width(width: int) -> None:
+        if width > MAX_JOIN_TABLES:
+            message = f"at most {MAX_JOIN_TABLES} tables in a join (this one joins {width})"
+            raise QueryError(message, engine_message=message)
 
     def _begin(self) -> None:
         """Reset what :meth:`last_work` counts: a query refused before the engine did no work."""

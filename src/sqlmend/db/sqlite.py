@@ -79,6 +79,7 @@ class SqliteDatabase(Database):
     """
 
     dialect = "sqlite"
+    limits_joins = True  # "at most 64 tables in a join"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser().resolve()
