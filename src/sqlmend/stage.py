@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sqlmend import guard, sql
 from sqlmend.errors import (ConfigError, DatabaseError, ItemLimitExceeded, MemoryLimitExceeded, QueryTimeout,
-                            ReadOnlyViolation, SqlError, WorkLimitExceeded)
+                            ReadOnlyViolation, SqlError, WorkLimitExceeded)  # noqa: F401 (the doctest's)
 from sqlmend.types import Backend, Database, ExecResult, Finding, GuardVerdict, StageTrace, Task
 
 

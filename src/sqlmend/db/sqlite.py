@@ -8,7 +8,11 @@ no ``load_extension`` or file functions). A progress handler counts the query's 
 (``timeout`` x :data:`~sqlmend.db.base.WORK_PER_SECOND` ticks), the same on an idle machine and
 a busy one (:class:`~sqlmend.errors.WorkLimitExceeded`); a wall-clock deadline
 (``timeout`` x :data:`~sqlmend.db.base.SAFETY_FACTOR`) is only a safety net and ends the
-item (:class:`~sqlmend.errors.DeadlineExceeded`). The connection stays usable. A file locked by
+item (:class:`~sqlmend.errors.DeadlineExceeded`). The connection stays usable. Memory is capped
+three ways: a text or blob over :data:`~sqlmend.db.base.MAX_VALUE_BYTES` is refused
+(``SQLITE_LIMIT_LENGTH``), SQLite's heap is capped for the process (``hard_heap_limit``), and a result's
+rows by bytes (:func:`~sqlmend.db.base.fetch_capped`): each stops the query with
+:class:`~sqlmend.errors.MemoryLimitExceeded`. A file locked by
 a writer past the busy timeout, or rewritten or damaged under the reader, fails the item too
 (:class:`~sqlmend.errors.DatabaseUnavailable`), never the query alone.
 """
