@@ -107,3 +107,11 @@ def test_the_result_fetch_stops_past_its_byte_cap():
         fetch_capped(fetcher(rows), 1, 100, max_bytes=20_000)
     with pytest.raises(MemoryLimitExceeded):
         fetch_capped(fetcher(rows), 1, 100, max_bytes=20_000, value_bytes=None)
+
+
+@pytest.mark.parametrize("stages", ["static,guard", "search,guard", "static,memory,search,refine,guard"])
+def test_the_bound_is_the_same_whatever_the_stages(spider_db, stages):
+    with sqlmend.Corrector(spider_db("world_1"), stages=stages, timeout=1.0) as fixer:
+        result = fixer.correct("How many?", QUERIES["sqlite"]["cartesian_4"])
+    assert result.error == ("ItemLimitExceeded: the query did not finish within its limit: 100,000 work units "
+                            "(1s of work); the input is kept")
