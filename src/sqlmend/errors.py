@@ -99,6 +99,12 @@ class WorkLimitExceeded(QueryTimeout):
         self.work = work
 
 
+class MemoryLimitExceeded(QueryTimeout):
+    """A query's result, or one value in it, passed the memory limit and was stopped
+    (:data:`sqlmend.db.base.MAX_RESULT_BYTES`, :data:`~sqlmend.db.base.MAX_VALUE_BYTES`, the engine's
+    own memory limit): like a time limit, it says the query is too big to answer, not that it is wrong."""
+
+
 class QueryError(DatabaseError):
     """The engine rejected or failed the query (syntax, unknown name, type, ...)."""
 
@@ -108,12 +114,20 @@ class QueryError(DatabaseError):
 
 
 class ItemAborted(SqlmendError):
-    """Something outside the item's input stopped its correction: it ends the item with this clear
-    error, and a re-run of the batch completes it.
+    """Something stopped the item's correction: it ends the item with this clear error. Outside the
+    item's input (a safety net, the database going away) a re-run of the batch completes it; a query
+    past the item's limits (:class:`ItemLimitExceeded`) ends the same way again.
 
     Not a :class:`DatabaseError`, so that no stage takes it for a failing candidate or query and
     gives another answer: every stage and catch-all lets it through (``except ItemAborted: raise``).
     """
+
+
+class ItemLimitExceeded(ItemAborted):
+    """The item's input query passed its own limit (work, time or memory), or the item's queries
+    together used up its one budget (:class:`sqlmend.db.base.WorkBudget`): the item ends at once with
+    this clear reason and the input is kept. A property of the input, not of the machine (on SQLite
+    the limits count work): a re-run gives the same, so it is not retried."""
 
 
 class DeadlineExceeded(ItemAborted):

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from sqlmend import guard, llm
 from sqlmend.db import benchmark_db, connect
+from sqlmend.db.base import ITEM_BUDGET, WorkBudget
 from sqlmend.detect.stage import DetectorStage
 from sqlmend.errors import (ConfigError, DatabaseNotFoundError, InputError, ItemAborted, OutputError,
                             SqlmendError, StructuredOutputError)
@@ -384,8 +385,12 @@ class Pipeline:
                     result.error = "empty SQL"
                     return result
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
-                ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
-                run_stages(ctx, self.stages, task.sql, self.gate)
+                db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout)  # one budget for all the item's queries
+                try:
+                    ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
+                    run_stages(ctx, self.stages, task.sql, self.gate)
+                finally:
+                    db.budget = None
         except SqlmendError as exc:
             result.error = error_text(exc)
             return result

@@ -38,7 +38,8 @@ from typing import Any, Callable, ClassVar, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sqlmend import guard, sql
-from sqlmend.errors import ConfigError, DatabaseError, QueryTimeout, ReadOnlyViolation, SqlError
+from sqlmend.errors import (ConfigError, DatabaseError, ItemLimitExceeded, MemoryLimitExceeded, QueryTimeout,
+                            ReadOnlyViolation, SqlError, WorkLimitExceeded)  # noqa: F401 (the doctest's)
 from sqlmend.types import Backend, Database, ExecResult, Finding, GuardVerdict, StageTrace, Task
 
 
@@ -150,6 +151,22 @@ def refused_by_engine(error: str | None) -> bool:
     return bool(error) and not error.startswith(TIMEOUT_PREFIX)
 
 
+def limit_reason(exc: QueryTimeout) -> str:
+    """Why an item ends whose input passed its own limit (the item's error, after its kind).
+
+    >>> limit_reason(WorkLimitExceeded("...", timeout=30.0, work=3_000_000))
+    'the query did not finish within its limit: 3,000,000 work units (30s of work); the input is kept'
+    """
+    work = getattr(exc, "work", None)
+    if isinstance(exc, MemoryLimitExceeded):
+        limit = str(exc)
+    elif work is not None:
+        limit = f"{work:,} work units ({exc.timeout:g}s of work)"
+    else:
+        limit = f"{exc.timeout:g}s" if exc.timeout else str(exc)
+    return f"the query did not finish within its limit: {limit}; the input is kept"
+
+
 @dataclass
 class StageContext:
     """What a pipeline stage receives.
@@ -206,12 +223,19 @@ class StageContext:
         Returns:
             ``(result, None)``, or ``(None, why it failed)`` - the engine's message,
             ``timeout: ...``, or the read-only layer's refusal.
+
+        Raises:
+            ItemLimitExceeded: the item's input passed its own limit (work, time or memory): its
+                variants would too, so the item ends with the input kept (:func:`limit_reason`).
         """
         if self._exec is None:
             try:
                 self._exec = (self.db.execute(self.sql, timeout=self.run.timeout,
                                               max_rows=self.run.max_rows), None)
             except DatabaseError as exc:
+                if isinstance(exc, QueryTimeout) and self.sql == self.task.sql:
+                    self.db.aborted = ItemLimitExceeded(limit_reason(exc))
+                    raise self.db.aborted from exc
                 self._exec = (None, exec_error_text(exc))
         return self._exec
 

@@ -16,8 +16,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlmend.errors import DatabaseError, QueryError
+from sqlmend.errors import DatabaseError, ItemLimitExceeded, MemoryLimitExceeded, QueryError, QueryTimeout
 from sqlmend.sql.safety import check_read_only, check_read_only_tree
+from sqlmend.sql.size import join_width, text_join_width
 from sqlmend.types import ColumnProfile, ExecResult, Schema
 
 if TYPE_CHECKING:
@@ -36,6 +37,106 @@ WORK_PER_SECOND = 100_000
 #: query ends with :class:`~sqlmend.errors.DeadlineExceeded` (the item's "timed out" error), never
 #: with an answer that depends on the load.
 SAFETY_FACTOR = 10.0
+#: One item's budget, as a multiple of its ``timeout``: every query of the item (the input, the static
+#: rules' probes, the memory's probes, the search's candidates, the guard) draws on one budget of
+#: ``ITEM_BUDGET`` x ``timeout`` (work on an engine that counts it, else seconds of query time), so
+#: the item's queries together stop within it whatever the stages (:class:`WorkBudget`).
+ITEM_BUDGET = 1.0
+#: A result's size cap: rows fetched past this many bytes (text and blob lengths, 8 a number) stop
+#: the query with :class:`~sqlmend.errors.MemoryLimitExceeded`, so no result can fill the process.
+MAX_RESULT_BYTES = 64 * 2**20
+#: The longest text or blob one value may hold: SQLite refuses a longer one (``SQLITE_LIMIT_LENGTH``);
+#: the result fetch takes it as the size of a row's value on every engine.
+MAX_VALUE_BYTES = 16 * 2**20
+#: The most tables one SELECT may join: SQLite's own limit, which the other engines get from
+#: :meth:`Database.execute` (their planners order hundreds of joins without checking their time limit).
+MAX_JOIN_TABLES = 64
+#: DuckDB's memory limit (``memory_limit``) and SQLite's heap limit (``hard_heap_limit``, for the
+#: whole process): a query past it fails with :class:`~sqlmend.errors.MemoryLimitExceeded`.
+ENGINE_MEMORY = 512 * 2**20
+
+
+class WorkBudget:
+    """One item's budget for all its queries: ``ITEM_BUDGET`` x ``timeout`` of work.
+
+    Counted in the units of the engine's limit, the seconds of ``timeout``: on an engine that counts
+    work (SQLite) a query's work units over :data:`WORK_PER_SECOND`, on the others its seconds. Each
+    query runs under the smaller of its own limit and what is left; a query stopped by what is left,
+    or one that starts with nothing left, ends the item
+    (:class:`~sqlmend.errors.ItemLimitExceeded`).
+
+    >>> b = WorkBudget(30.0)
+    >>> b.charge(12.5); b.left
+    17.5
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.used = 0.0
+
+    @property
+    def left(self) -> float:
+        """Seconds of limit left to the item's queries."""
+        return self.seconds - self.used
+
+    def charge(self, seconds: float) -> None:
+        """Count one query's work (in seconds of limit)."""
+        self.used += seconds
+
+    def spent(self, counts_work: bool) -> str:
+        """The message of an item whose queries used the budget up."""
+        unit = (f"{round(self.seconds * WORK_PER_SECOND):,} work units ({self.seconds:g}s of work)"
+                if counts_work else f"{self.seconds:g}s of query time")
+        return (f"the item's queries used up its budget of {unit}, {ITEM_BUDGET:g} x the timeout; "
+                "the input is kept")
+
+
+def row_bytes(row: tuple) -> int:
+    """A row's size as the result cap counts it: text and blob lengths, 8 bytes any other value."""
+    return sum(len(v) if isinstance(v, (str, bytes, bytearray, memoryview)) else 8 for v in row)
+
+
+def fetch_capped(fetchmany: Any, columns: int, max_rows: int, max_bytes: int = MAX_RESULT_BYTES,
+                 value_bytes: int | None = MAX_VALUE_BYTES) -> list[tuple]:
+    """Fetch up to ``max_rows + 1`` rows, stopping past ``max_bytes`` (one shared fetch for every engine).
+
+    Rows come in chunks small enough that a chunk of rows of the largest values (``value_bytes``
+    each) stays within what is left of ``max_bytes``, so at most one chunk passes the cap before
+    the check stops the fetch. An engine that bounds no value's size below a gigabyte and pays a
+    round trip per chunk (PostgreSQL) gives ``value_bytes=None``: chunks are then sized by the
+    widest row seen so far (its first chunk 16 rows), a bound that one chunk of far wider rows can pass.
+
+    Args:
+        fetchmany: the cursor's ``fetchmany(n)``.
+        columns: the result's columns.
+        max_rows: rows wanted (one more is fetched to tell a truncated result).
+        max_bytes: the size cap (:func:`row_bytes`).
+        value_bytes: the largest value the engine can return, or None (see above).
+
+    Returns:
+        The rows.
+
+    Raises:
+        MemoryLimitExceeded: the rows passed ``max_bytes``.
+    """
+    rows: list[tuple] = []
+    size = 0
+    widest = max(1, columns) * value_bytes if value_bytes else 0
+    while len(rows) <= max_rows:
+        fit = (max_bytes - size) // widest if widest else 16
+        got = fetchmany(max(1, min(1024, max_rows + 1 - len(rows), fit)))
+        if not got:
+            break
+        for row in got:
+            n = row_bytes(row)
+            size += n
+            if value_bytes is None:
+                widest = max(widest, n, 1024)
+        rows.extend(got)
+        if size > max_bytes:
+            raise MemoryLimitExceeded(f"result stopped at its memory limit of {max_bytes / 2**20:g} MB "
+                                      f"({len(rows):,} rows)")
+    return rows
 
 
 class _Loaded:
@@ -135,6 +236,11 @@ class Database(ABC):
     #: the pipeline ends the item with it even when a stage's own handler caught it
     #: (``pipeline._run_stage``); the pipeline clears it when an item starts.
     aborted: Any = None
+    #: The running item's :class:`WorkBudget` (None: each query has only its own limit); the pipeline
+    #: sets it when an item starts and clears it when the item ends.
+    budget: WorkBudget | None = None
+    #: Whether the engine itself refuses a join of more than :data:`MAX_JOIN_TABLES` tables (SQLite).
+    limits_joins: bool = False
 
     def __init__(self, target: str) -> None:
         self.target = target
@@ -196,6 +302,8 @@ class Database(ABC):
         """
         self._begin()
         check_read_only(sql, self.dialect)
+        if not self.limits_joins:
+            self._check_width(text_join_width(sql, self.dialect))
         return self._timed(sql, timeout, max_rows)
 
     def execute_parsed(self, tree: Any, sql: str, timeout: float = DEFAULT_TIMEOUT,
@@ -220,7 +328,15 @@ class Database(ABC):
         """
         self._begin()
         check_read_only_tree(tree)
+        if not self.limits_joins:
+            self._check_width(join_width(tree))
         return self._timed(sql, timeout, max_rows)
+
+    @staticmethod
+    def _check_width(width: int) -> None:
+        if width > MAX_JOIN_TABLES:
+            message = f"at most {MAX_JOIN_TABLES} tables in a join (this one joins {width})"
+            raise QueryError(message, engine_message=message)
 
     def _begin(self) -> None:
         """Reset what :meth:`last_work` counts: a query refused before the engine did no work."""
@@ -230,8 +346,23 @@ class Database(ABC):
             raise QueryError(f"timeout must be positive, got {timeout}")
         if max_rows < 0:
             raise QueryError(f"max_rows must be >= 0, got {max_rows}")
+        budget = self.budget
+        limit = timeout if budget is None else min(timeout, budget.left)
+        if limit <= 0:
+            self.aborted = ItemLimitExceeded(budget.spent(self.last_work() is not None))
+            raise self.aborted
         start = time.perf_counter()
-        columns, rows, truncated = self._run(sql, timeout, max_rows)
+        try:
+            columns, rows, truncated = self._run(sql, limit, max_rows)
+        except QueryTimeout as exc:
+            if budget is not None and limit < timeout and not isinstance(exc, MemoryLimitExceeded):
+                self.aborted = ItemLimitExceeded(budget.spent(self.last_work() is not None))
+                raise self.aborted from exc
+            raise
+        finally:
+            if budget is not None:
+                work = self.last_work()
+                budget.charge(time.perf_counter() - start if work is None else work / WORK_PER_SECOND)
         return ExecResult(columns=columns, rows=rows, truncated=truncated,
                           elapsed=time.perf_counter() - start, work=self.last_work())
 

@@ -1,7 +1,9 @@
 """DuckDB files, opened read-only with external access (files, extensions, network) off.
 
 A timer calls the connection's ``interrupt()`` when a query passes its time
-limit; the connection stays usable.
+limit; the connection stays usable. DuckDB's own memory is capped (``memory_limit``,
+:data:`~sqlmend.db.base.ENGINE_MEMORY`) and a result's rows by bytes as well as by count
+(:func:`~sqlmend.db.base.fetch_capped`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from pathlib import Path
 
 import duckdb
 
-from sqlmend.db.base import Database, file_cache_key
+from sqlmend.db.base import ENGINE_MEMORY, Database, fetch_capped, file_cache_key
 from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
-from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, MemoryLimitExceeded, QueryError, QueryTimeout,
+                            ReadOnlyViolation)
 from sqlmend.types import Schema
 
 _KEYS = """
@@ -35,6 +38,15 @@ def _lock_configuration(conn: duckdb.DuckDBPyConnection) -> None:
     except duckdb.InvalidInputException:
         if not conn.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
             raise
+
+
+def _progress_bar_off(conn: duckdb.DuckDBPyConnection) -> None:
+    """No progress bar on stderr for a long query (a connection's own setting; a second connection to
+    a locked instance cannot set it, and needs not: the bar is drawn only for the connection that asked)."""
+    try:
+        conn.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
 
 
 class DuckDBDatabase(Database):
@@ -59,7 +71,9 @@ class DuckDBDatabase(Database):
             self._conn = duckdb.connect(str(self.path), read_only=True,
                                         config={"enable_external_access": False,
                                                 "autoload_known_extensions": False,
-                                                "autoinstall_known_extensions": False})
+                                                "autoinstall_known_extensions": False,
+                                                "memory_limit": f"{ENGINE_MEMORY // 2**20}MB"})
+            _progress_bar_off(self._conn)
             _lock_configuration(self._conn)
         except duckdb.Error as e:
             raise DatabaseError(f"cannot open {self.path} with DuckDB: {e}") from e
@@ -81,11 +95,14 @@ class DuckDBDatabase(Database):
         try:
             cursor = conn.execute(sql)
             columns = [d[0] for d in cursor.description or ()]
-            rows = cursor.fetchmany(max_rows + 1) if cursor.description else []
+            rows = fetch_capped(cursor.fetchmany, len(columns), max_rows) if cursor.description else []
         except duckdb.Error as e:
             if fired.is_set() or isinstance(e, duckdb.InterruptException):
                 raise QueryTimeout(f"query interrupted after its time limit of {timeout:g}s",
                                    timeout=timeout) from e
+            if isinstance(e, duckdb.OutOfMemoryException):
+                raise MemoryLimitExceeded(f"query stopped at DuckDB's memory limit of {ENGINE_MEMORY / 2**20:g} MB: "
+                                          f"{e}", timeout=timeout) from e
             message = str(e)
             low = message.lower()
             if isinstance(e, duckdb.PermissionException) or "read-only" in low or "read only" in low:

@@ -1,7 +1,9 @@
 """PostgreSQL, read-only: every query runs in a READ ONLY transaction with a statement_timeout.
 
 Queries go through a server-side cursor (``DECLARE``), so only ``max_rows + 1``
-rows ever cross the wire, and PostgreSQL itself refuses anything a cursor cannot
+rows ever cross the wire, fetched in chunks that stop past the result's size cap
+(:func:`~sqlmend.db.base.fetch_capped`); the cursor's query stops at a row over
+:data:`~sqlmend.db.base.MAX_VALUE_BYTES` on the server, before it is sent (:func:`row_capped`), and PostgreSQL itself refuses anything a cursor cannot
 hold (no second statement, no DML). Each query's transaction is rolled back.
 Connect as a role without write privileges for a third lock.
 """
@@ -13,9 +15,10 @@ import itertools
 import psycopg
 from psycopg import errors as pg_errors
 
-from sqlmend.db.base import Database
+from sqlmend.db.base import MAX_VALUE_BYTES, Database, fetch_capped
 from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
-from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, MemoryLimitExceeded, QueryError, QueryTimeout,
+                            ReadOnlyViolation)
 from sqlmend.types import Schema
 
 _KEYS = """
@@ -34,6 +37,22 @@ ORDER BY cl.relname, con.conname
 """
 
 _cursor_ids = itertools.count()
+
+#: How the server words a row that :func:`row_capped` stopped (in an integer cast's error).
+_ROW_OVER = "sqlmend: a row over the memory limit"
+
+
+def row_capped(sql: str, limit: int = MAX_VALUE_BYTES) -> str:
+    """``sql`` as a subquery whose rows stop the query past ``limit`` bytes (``pg_column_size`` of the
+    row), so that no row larger than it reaches the client. Its columns, names and order are the
+    query's own (the server runs a filter over the subquery's rows as they come).
+
+    >>> row_capped("SELECT 1;", 100).splitlines()[1]
+    'SELECT 1'
+    """
+    body = sql.strip().rstrip(";").rstrip()
+    return (f"SELECT * FROM (\n{body}\n) AS sqlmend_q WHERE CASE WHEN pg_column_size(sqlmend_q) > {limit} "
+            f"THEN CAST('{_ROW_OVER}: ' || pg_column_size(sqlmend_q) AS int) = 0 ELSE true END")
 
 
 class PostgresDatabase(Database):
@@ -68,18 +87,24 @@ class PostgresDatabase(Database):
             with conn.cursor() as setup:
                 setup.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
             with conn.cursor(name=f"sqlmend_{next(_cursor_ids)}") as cursor:
-                cursor.execute(sql)
+                cursor.execute(row_capped(sql))
                 columns = [d.name for d in cursor.description or ()]
-                rows = cursor.fetchmany(max_rows + 1)
+                rows = fetch_capped(cursor.fetchmany, len(columns), max_rows, value_bytes=None)
         except pg_errors.QueryCanceled as e:
             raise QueryTimeout(f"query interrupted after its time limit of {timeout:g}s",
                                timeout=timeout) from e
+        except (pg_errors.OutOfMemory, pg_errors.ProgramLimitExceeded) as e:
+            raise MemoryLimitExceeded(f"query stopped at PostgreSQL's memory limit: {str(e).strip()}",
+                                      timeout=timeout) from e
         except (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege) as e:
             raise ReadOnlyViolation(f"PostgreSQL refused: {e}") from e
         except psycopg.OperationalError as e:
             raise DatabaseError(f"PostgreSQL connection failed: {e}") from e
         except psycopg.Error as e:
             message = str(e).strip()
+            if isinstance(e, pg_errors.InvalidTextRepresentation) and _ROW_OVER in message:
+                raise MemoryLimitExceeded(f"query stopped at its memory limit: a row over "
+                                          f"{MAX_VALUE_BYTES / 2**20:g} MB", timeout=timeout) from e
             raise QueryError(f"PostgreSQL: {message}", engine_message=message) from e
         finally:
             if not conn.closed:

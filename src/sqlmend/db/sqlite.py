@@ -8,7 +8,11 @@ no ``load_extension`` or file functions). A progress handler counts the query's 
 (``timeout`` x :data:`~sqlmend.db.base.WORK_PER_SECOND` ticks), the same on an idle machine and
 a busy one (:class:`~sqlmend.errors.WorkLimitExceeded`); a wall-clock deadline
 (``timeout`` x :data:`~sqlmend.db.base.SAFETY_FACTOR`) is only a safety net and ends the
-item (:class:`~sqlmend.errors.DeadlineExceeded`). The connection stays usable. A file locked by
+item (:class:`~sqlmend.errors.DeadlineExceeded`). The connection stays usable. Memory is capped
+three ways: a text or blob over :data:`~sqlmend.db.base.MAX_VALUE_BYTES` is refused
+(``SQLITE_LIMIT_LENGTH``), SQLite's heap is capped for the process (``hard_heap_limit``), and a result's
+rows by bytes (:func:`~sqlmend.db.base.fetch_capped`): each stops the query with
+:class:`~sqlmend.errors.MemoryLimitExceeded`. A file locked by
 a writer past the busy timeout, or rewritten or damaged under the reader, fails the item too
 (:class:`~sqlmend.errors.DatabaseUnavailable`), never the query alone.
 """
@@ -21,9 +25,10 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlmend.db.base import SAFETY_FACTOR, WORK_PER_SECOND, Database, file_cache_key, quote_ident
+from sqlmend.db.base import (ENGINE_MEMORY, MAX_VALUE_BYTES, SAFETY_FACTOR, WORK_PER_SECOND, Database, fetch_capped,
+                             file_cache_key, quote_ident)
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DatabaseUnavailable, DeadlineExceeded, ItemAborted,
-                            QueryError, ReadOnlyViolation, WorkLimitExceeded)
+                            MemoryLimitExceeded, QueryError, ReadOnlyViolation, WorkLimitExceeded)
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
 #: Pragmas the authorizer lets through (catalogue reads used by introspection).
@@ -40,6 +45,9 @@ _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ,
 #: Primary result codes that blame the file, not the query (locked, I/O, damaged, not a database).
 _FILE_FAULTS = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR,
                           sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+#: Primary result codes of a query past a memory limit (a value over SQLITE_LIMIT_LENGTH, the heap limit).
+_MEMORY_FAULTS = frozenset({sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_NOMEM})
 
 #: Virtual-machine instructions between two checks of the work limit (one tick of ``last_work``).
 PROGRESS_STEPS = 1000
@@ -75,6 +83,7 @@ class SqliteDatabase(Database):
     """
 
     dialect = "sqlite"
+    limits_joins = True  # "at most 64 tables in a join"
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser().resolve()
@@ -89,6 +98,8 @@ class SqliteDatabase(Database):
                                          timeout=5.0, cached_statements=0)
             self._conn.text_factory = _decode
             self._conn.execute("PRAGMA query_only = ON")
+            self._conn.execute(f"PRAGMA hard_heap_limit = {ENGINE_MEMORY}")  # the process's, once is enough
+            self._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
             self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as e:
             raise DatabaseError(f"cannot open {self.path} as SQLite: {e}") from e
@@ -117,7 +128,10 @@ class SqliteDatabase(Database):
         try:
             cursor.execute(sql)
             columns = [d[0] for d in cursor.description or ()]
-            rows = cursor.fetchmany(max_rows + 1) if cursor.description else []
+            rows = fetch_capped(cursor.fetchmany, len(columns), max_rows) if cursor.description else []
+        except MemoryError as e:  # SQLITE_NOMEM: the heap limit
+            raise MemoryLimitExceeded(f"query stopped at the memory limit of {ENGINE_MEMORY / 2**20:g} MB "
+                                      "(SQLite's heap)", timeout=timeout) from e
         except (sqlite3.Error, sqlite3.Warning) as e:
             error = self._translate(e, timeout)
             if isinstance(error, ItemAborted):
@@ -146,7 +160,12 @@ class SqliteDatabase(Database):
             return DeadlineExceeded(f"timed out: a query ran past the wall-clock safety net of "
                                     f"{timeout * SAFETY_FACTOR:g}s (its work limit: {timeout:g}s at "
                                     f"{WORK_PER_SECOND:,} thousand VM instructions a second)")
-        if (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF in _FILE_FAULTS:
+        code = (getattr(error, "sqlite_errorcode", 0) or 0) & 0xFF
+        if code in _MEMORY_FAULTS:
+            return MemoryLimitExceeded(f"query stopped at its memory limit: {message} (a text or blob over "
+                                       f"{MAX_VALUE_BYTES / 2**20:g} MB, or SQLite's heap over "
+                                       f"{ENGINE_MEMORY / 2**20:g} MB)", timeout=timeout)
+        if code in _FILE_FAULTS:
             return DatabaseUnavailable(f"database file unavailable: {message} ({self.path.name}: locked by a "
                                        "writer, or changed or damaged under the reader)")
         low = message.lower()

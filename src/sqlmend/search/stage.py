@@ -34,6 +34,11 @@ from sqlmend.sql import kept_share
 from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings, refused_by_engine
 from sqlmend.types import StageTrace
 
+#: The largest query the search takes, in syntax nodes (sqlglot's, ``tree.walk()``): 5x the largest of
+#: the five Spider-dev prediction files (107). Every candidate copies, renders and runs the whole
+#: query, so a query of hundreds of UNIONs or joins would spend a minute and a gigabyte on it.
+MAX_SEARCH_NODES = 500
+
 
 class SearchOptions(StageSettings):
     """Options of the search stage (``--option search.KEY=VALUE``)."""
@@ -157,6 +162,11 @@ class SearchStage(StageBase):
         trace.detail["flags"] = flags
         if orig.tree is None:
             trace.status, trace.note = "skipped", "the SQL does not parse"
+            return self._done(trace, start), None
+        nodes = sum(1 for _ in orig.tree.walk())
+        if nodes > MAX_SEARCH_NODES:  # its candidates would each copy, render and run all of it
+            trace.status = "skipped"
+            trace.note = f"the query is too large to search: {nodes} syntax nodes (at most {MAX_SEARCH_NODES})"
             return self._done(trace, start), None
         if s.scope == "flagged" and not flags:
             trace.status, trace.note = "skipped", "nothing flags this query (scope=flagged)"

@@ -1,0 +1,91 @@
+"""``sqlmend bench soak`` (the service for minutes, watched for leaks: :mod:`sqlmend.bench.soak`) and
+``sqlmend bench pathological`` (queries that never end or allocate without bound, on each engine:
+:mod:`sqlmend.bench.pathological`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from sqlmend.errors import SqlmendError
+
+
+def bench_soak(
+    minutes: float = typer.Option(30.0, help="how long the load runs (fractions allowed; at most 240)"),
+    pred: Path = typer.Option(None, help="a Spider-dev prediction file (default: the first shared one)"),
+    rate: float = typer.Option(2.0, help="requests per second, all clients together"),
+    clients: int = typer.Option(4, help="client threads"),
+    interval: float = typer.Option(60.0, help="seconds per row of the table"),
+    timeout: float = typer.Option(5.0, help="the replicas' --timeout (work per SQL execution and per item)"),
+    json_out: Path = typer.Option(None, "--json", help="write the report as JSON here"),
+    work: Path = typer.Option(Path("runs/bench-soak"), help="folder for the replicas' logs"),
+    data_root: str = typer.Option(None, help="folder holding spider/"),
+) -> None:
+    """Two `sqlmend serve` replicas (default stages) on one throw-away PostgreSQL memory store under
+    steady loopback load: good, wrong, hostile and pathological requests. Prints a row per interval
+    (requests, errors, p50/p95, each replica's RSS and open fds, PostgreSQL connections) and the
+    growth per hour of RSS and fds. Exit 1 on any unexpected error.
+
+    Example: sqlmend bench soak --minutes 30 --json runs/soak.json
+    """
+    from sqlmend.bench.soak import run_soak
+    from sqlmend.data.predictions import shared_prediction_files
+
+    try:
+        report = run_soak(pred or shared_prediction_files(data_root=data_root)[0], work, minutes=minutes,
+                          interval=interval, rate=rate, clients=clients, timeout=timeout, data_root=data_root,
+                          echo=lambda line: typer.echo(line, err=True))
+    except SqlmendError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report.to_dict(), indent=1))
+    typer.echo(report.markdown())
+    for line in report.error_samples:
+        typer.echo(f"error: {line}", err=True)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def bench_pathological(
+    engines: str = typer.Option("sqlite,postgres,duckdb", help="comma-separated engines"),
+    only: str = typer.Option(None, help="comma-separated query names (default: all of each engine)"),
+    timeout: float = typer.Option(None, help="the Corrector's timeout (default: the pipeline's, 30 s)"),
+    json_out: Path = typer.Option(None, "--json", help="write the rows as JSON here"),
+    work: Path = typer.Option(Path("runs/bench-pathological"), help="folder for the DuckDB copy"),
+    data_root: str = typer.Option(None, help="folder holding spider/"),
+) -> None:
+    """Queries that never end or allocate without bound (a recursive CTE without a bound, a cartesian
+    product, huge blobs and strings, a huge LIMIT over a join, hundreds of joins and UNIONs) through
+    the Python API with the default stages on world_1 as SQLite, PostgreSQL (a throw-away server)
+    and DuckDB. Per query: seconds, the item's reason, RSS and peak RSS, whether the next normal
+    request is served. Exit 1 when a next request fails.
+
+    Example: sqlmend bench pathological --engines sqlite --json runs/patho.json
+    """
+    from sqlmend.bench.pathological import markdown, run_pathological
+
+    try:
+        rows = run_pathological([e.strip() for e in engines.split(",") if e.strip()], work, timeout=timeout,
+                                only=[n.strip() for n in only.split(",")] if only else None, data_root=data_root,
+                                echo=lambda line: typer.echo(line, err=True))
+    except (SqlmendError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps([r.to_dict() for r in rows], indent=1))
+    typer.echo(markdown(rows))
+    if not all(r.next_ok for r in rows):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``soak`` and ``pathological`` to ``sqlmend bench``."""
+    from sqlmend.cli import bench_app
+
+    bench_app.command("soak")(bench_soak)
+    bench_app.command("pathological")(bench_pathological)

@@ -1,0 +1,117 @@
+"""Pathological queries (issue 35, item 2): each ends its item with a clear reason within the item's
+one budget, on SQLite, PostgreSQL and DuckDB, and the next request is served normally.
+
+Counts and reasons are asserted, never wall times (the machine is shared); a small ``timeout``
+keeps the suite short.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import sqlmend
+from sqlmend.bench.pathological import NORMAL, QUERIES
+from sqlmend.db import connect
+from sqlmend.db.base import WorkBudget, fetch_capped
+from sqlmend.errors import ItemLimitExceeded, MemoryLimitExceeded
+
+TIMEOUT = 2.0  # seconds of work; its wall-clock safety net (10x) must not fire on a loaded machine
+
+#: (engine, query name, what the item's outcome must say)
+CASES = [
+    ("sqlite", "recursive_cte", "did not finish within its limit"),
+    ("sqlite", "cartesian_4", "did not finish within its limit"),
+    ("sqlite", "zeroblob_500mb", "memory limit"),
+    ("sqlite", "string_doubling", "memory limit"),
+    ("sqlite", "randomblob_rows", "memory limit"),
+    ("sqlite", "unions_300", "too large to search"),
+    ("postgres", "recursive_cte", "did not finish within its limit"),
+    ("postgres", "string_rows", "memory limit"),
+    ("postgres", "unions_300", "too large to search"),
+    ("postgres", "joins_200", "at most 64 tables in a join"),
+    ("duckdb", "recursive_cte", "did not finish within its limit"),
+    ("duckdb", "unions_300", "too large to search"),
+    ("duckdb", "joins_200", "at most 64 tables in a join"),
+    ("sqlite", "joins_200", "at most 64 tables in a join"),
+]
+
+
+@pytest.fixture(scope="module")
+def world(request):
+    """``world(engine)`` -> a Corrector on world_1 in that engine (one per engine, kept)."""
+    made = {}
+
+    def get(engine):
+        if engine not in made:
+            if engine == "sqlite":
+                target = str(request.getfixturevalue("spider_db")("world_1"))
+            elif engine == "duckdb":
+                target = str(request.getfixturevalue("duckdb_spider")("world_1"))
+            else:
+                target = request.getfixturevalue("pg_spider")("world_1")
+            made[engine] = sqlmend.Corrector(target, db_id="world_1", timeout=TIMEOUT)
+        return made[engine]
+
+    yield get
+    for fixer in made.values():
+        fixer.close()
+
+
+def _outcome(result) -> str:
+    return result.error or " ".join(f"{s.note} {[f.evidence for f in s.findings]}" for s in result.stages)
+
+
+@pytest.mark.parametrize("engine,name,says", CASES, ids=[f"{e}-{n}" for e, n, _ in CASES])
+def test_a_pathological_query_ends_its_item_with_a_clear_reason_and_the_next_is_served(world, engine, name, says):
+    fixer = world(engine)
+    result = fixer.correct("How many?", QUERIES[engine][name])
+    assert says in _outcome(result), _outcome(result)
+    assert result.sql == QUERIES[engine][name]  # the input is kept
+    if result.error:
+        assert result.error.startswith("ItemLimitExceeded: ")
+    normal = fixer.correct(NORMAL[0], NORMAL[1])
+    assert normal.error is None and normal.sql == NORMAL[1]
+    assert all(s.status != "failed" for s in normal.stages)
+
+
+def test_the_items_queries_share_one_budget(spider_db):
+    with connect(spider_db("world_1")) as db:
+        db.budget = WorkBudget(0.2)
+        with pytest.raises(ItemLimitExceeded, match="used up its budget of 20,000 work units"):
+            db.execute(QUERIES["sqlite"]["cartesian_4"], timeout=1.0)
+        with pytest.raises(ItemLimitExceeded):  # nothing left: the next query does not start
+            db.execute("SELECT 1", timeout=1.0)
+        assert db.budget.left <= 0
+        db.budget = None
+        assert db.execute("SELECT 1").rows == [(1,)]
+
+
+def test_a_query_within_the_budget_is_charged_its_work(spider_db):
+    with connect(spider_db("world_1")) as db:
+        db.budget = WorkBudget(1.0)
+        result = db.execute("SELECT count(*) FROM city")
+        assert result.rows == [(4079,)]
+        assert db.budget.used == pytest.approx(result.work / 100_000)
+
+
+def test_the_result_fetch_stops_past_its_byte_cap():
+    rows = [("x" * 1000,)] * 50
+
+    def fetcher(data):
+        it = iter(data)
+        return lambda n: [r for _, r in zip(range(n), it)]
+
+    assert len(fetch_capped(fetcher(rows), 1, 10)) == 11  # max_rows + 1: a truncated result
+    assert len(fetch_capped(fetcher(rows), 1, 100, max_bytes=60_000)) == 50
+    with pytest.raises(MemoryLimitExceeded, match="memory limit"):
+        fetch_capped(fetcher(rows), 1, 100, max_bytes=20_000)
+    with pytest.raises(MemoryLimitExceeded):
+        fetch_capped(fetcher(rows), 1, 100, max_bytes=20_000, value_bytes=None)
+
+
+@pytest.mark.parametrize("stages", ["static,guard", "search,guard", "static,memory,search,refine,guard"])
+def test_the_bound_is_the_same_whatever_the_stages(spider_db, stages):
+    with sqlmend.Corrector(spider_db("world_1"), stages=stages, timeout=1.0) as fixer:
+        result = fixer.correct("How many?", QUERIES["sqlite"]["cartesian_4"])
+    assert result.error == ("ItemLimitExceeded: the query did not finish within its limit: 100,000 work units "
+                            "(1s of work); the input is kept")
