@@ -63,6 +63,7 @@ class SimRow:
     calls_per_query: float
     touched_correct: int  # correct originals the model was asked about (a call made)
     broken_by_model: int  # of those, made wrong by a model rewrite the guard let through
+    delta_vs_default_clean: float = 0.0  # Δ vs default without the gold-suspect questions
     admitted_by: dict[str, int] = field(default_factory=dict)  # the gate that admitted each model rewrite
     rates: str = ""
     transport: str = "in-process"
@@ -137,11 +138,14 @@ def row(pred: str, strategy: str, quality: float, ids: list[str], before: _Score
         if gate:
             gates[gate] = gates.get(gate, 0) + 1
     after_ok, default_ok = sum(after.correct[q] for q in ids), sum(default.correct[q] for q in ids)
+    clean = [q for q in ids if q not in suspects]
+    gain_clean = sum(after.correct[q] for q in clean) - sum(default.correct[q] for q in clean)
     return SimRow(pred=pred, strategy=strategy, quality=quality, n=n, fixed=len(fixed), regressed=len(regressed),
                   regressed_clean=len([q for q in regressed if q not in suspects]),
                   delta_ex=round(100.0 * (len(fixed) - len(regressed)) / n, 2) if n else 0.0,
                   delta_vs_default=round(100.0 * (after_ok - default_ok) / n, 2) if n else 0.0,
                   calls_per_query=round(sum(calls(corrections[q]) for q in ids) / n, 3) if n else 0.0,
+                  delta_vs_default_clean=round(100.0 * gain_clean / len(clean), 2) if clean else 0.0,
                   touched_correct=len(touched), broken_by_model=len(broken), admitted_by=gates,
                   rates=rates.describe(), transport=transport, part=part)
 
@@ -299,11 +303,12 @@ class _Stages:
 def markdown(rows: list[SimRow]) -> str:
     """The rows as a Markdown table."""
     head = ("| predictions | strategy | q | n | fixed | regressed | regressed (gold-clean) | ΔEX | Δ vs default "
-            "| calls/q | correct touched | broken by model | admitted by |\n" + "|---" * 13 + "|\n")
+            "| Δ vs default (gold-clean) | calls/q | correct touched | broken by model | admitted by |\n"
+            + "|---" * 14 + "|\n")
     return head + "".join(
         f"| {r.pred} | {r.strategy}{' (test part)' if r.part == 'test' else ''} | {r.quality:g} | {r.n} | {r.fixed} "
         f"| {r.regressed} | {r.regressed_clean} | {r.delta_ex:+.2f} | {r.delta_vs_default:+.2f} "
-        f"| {r.calls_per_query:.2f} | {r.touched_correct} | {r.broken_by_model} "
+        f"| {r.delta_vs_default_clean:+.2f} | {r.calls_per_query:.2f} | {r.touched_correct} | {r.broken_by_model} "
         f"| {', '.join(f'{k} {v}' for k, v in sorted(r.admitted_by.items())) or '-'} |\n" for r in rows)
 
 
