@@ -161,7 +161,7 @@ class SearchStage(StageBase):
             flags.append("empty result")
         trace.detail["flags"] = flags
         if orig.tree is None:
-            trace.status, trace.note = "skipped", "the SQL does not parse"
+            trace.status, trace.note = "skipped", f"the SQL does not parse: {ctx.parse_error}"
             return self._done(trace, start), None
         nodes = sum(1 for _ in orig.tree.walk())
         if nodes > MAX_SEARCH_NODES:  # its candidates would each copy, render and run all of it
