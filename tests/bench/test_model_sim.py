@@ -134,7 +134,7 @@ def test_bench_model_sim_rows_in_process_and_over_http_agree(pred_dir, tmp_path)
     assert [strip(r) for r in served] == [strip(r) for r in rows]
     assert all(r.transport == "http" for r in served)
     page = write_html(tmp_path / "report.html", rows).read_text(encoding="utf-8")
-    assert page.count("<svg") == 2 and "errorllm" in page
+    assert page.count("<svg") == 6 and "errorllm" in page
     assert set(pays_from(rows)) == {"errorllm", "listwise", "self-correction"}
     json.dumps([r.to_dict() for r in rows])
 

@@ -322,6 +322,46 @@ def pays_from(rows: list[SimRow]) -> dict[str, float | None]:
     return out
 
 
+def summary_charts(rows: list[SimRow]) -> dict[str, Any]:
+    """Curves over model quality across the files, sqlmend's strategies and the baselines apart (their
+    scales differ by two orders): the mean Δ against the default (pp) and the most gold-clean
+    regressions on one file (the first law's measure)."""
+    from sqlmend.review import svg
+
+    qs = sorted({r.quality for r in rows})
+    out: dict[str, Any] = {}
+    for group, names in (("ours", [s for s in OURS if any(r.strategy == s for r in rows)]),
+                         ("baselines", [s for s in dict.fromkeys(r.strategy for r in rows) if s not in OURS])):
+        if not names:
+            continue
+
+        def over(strategy: str, q: float, how: Callable[[list[SimRow]], float]) -> float | None:
+            mine = [r for r in rows if r.strategy == strategy and r.quality == q]
+            return how(mine) if mine else None
+
+        label = "sqlmend's strategies" if group == "ours" else "baselines (no gate, as published)"
+        out[f"delta-{group}"] = svg.lines(
+            qs, {s: [over(s, q, lambda rs: sum(r.delta_vs_default for r in rs) / len(rs)) for q in qs] for s in names},
+            f"{label}: mean Δ vs default over the files (pp)", "model quality", width=720)
+        out[f"regressed-{group}"] = svg.lines(
+            qs, {s: [over(s, q, lambda rs: float(max(r.regressed_clean for r in rs))) for q in qs] for s in names},
+            f"{label}: most gold-clean regressions on one file", "model quality", width=720)
+    return out
+
+
+def write_svgs(folder: Path, rows: list[SimRow]) -> list[Path]:
+    """:func:`summary_charts` as SVG files (``model-sim-delta-ours.svg``, ``model-sim-regressed-ours.svg``,
+    and the baselines' two)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, chart in summary_charts(rows).items():
+        path = folder / f"model-sim-{name}.svg"
+        path.write_text(str(chart) + "\n", encoding="utf-8")
+        out.append(path)
+    return out
+
+
 def write_html(path: Path, rows: list[SimRow]) -> Path:
     """A self-contained HTML report of the rows: per file, the curves of Δ vs default and of the
     gold-clean regressions over quality, one per strategy; then every row."""
@@ -349,7 +389,7 @@ def write_html(path: Path, rows: list[SimRow]) -> Path:
               ", ".join(f"{k} {v}" for k, v in sorted(r.admitted_by.items())) or "-"] for r in rows]
     env = Environment(loader=PackageLoader("sqlmend.review", "templates"), autoescape=select_autoescape(["html"]))
     text = env.get_template("modelsim.html").render(
-        charts=charts, head=head, rows=table, rates="; ".join(sorted({r.rates for r in rows})),
+        charts=charts, summary=summary_charts(rows), head=head, rows=table, rates="; ".join(sorted({r.rates for r in rows})),
         generated=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

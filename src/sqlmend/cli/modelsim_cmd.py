@@ -37,6 +37,7 @@ def bench_model_sim(
                              help="folder of the run folders (a rerun resumes from them)"),
     json_out: Optional[Path] = typer.Option(None, "--json", help="write the rows here as a JSON list"),
     html: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report with the curves"),
+    svg: Optional[Path] = typer.Option(None, "--svg", help="write the two summary curves as SVG files in this folder"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars"),
 ) -> None:
     """Run each model strategy with a simulated model of known quality; pair it with no correction
@@ -78,6 +79,11 @@ def bench_model_sim(
         from sqlmend.bench.modelsim import write_html
 
         typer.echo(f"wrote {write_html(html, rows)}", err=True)
+    if svg is not None:
+        from sqlmend.bench.modelsim import write_svgs
+
+        for path in write_svgs(svg, rows):
+            typer.echo(f"wrote {path}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -170,7 +170,7 @@ def lines(xs: list[float], series: dict[str, list[float | None]], unit: str = ""
     2
     """
     names = list(series)
-    left, right, top, bottom = 48, 12, 24, 58
+    left, right, top, bottom = 48, 12, 24, 58 + 14 * ((len(series) - 1) // max(1, (width - 48) // 120))
     plot_w, plot_h = width - left - right, height - top - bottom
     values = [v for s in series.values() for v in s if v is not None] + [0.0]
     lo, hi = min(values), max(values)
@@ -205,6 +205,11 @@ def lines(xs: list[float], series: dict[str, list[float | None]], unit: str = ""
         for x, y, v in points:
             parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"><title>{escape(name)}: '
                          f'{_fmt(v)}</title></circle>')
-    parts += _legend(names, left, height - 6)
+    per_row = max(1, (width - left) // 120)
+    for row_start in range(0, len(names), per_row):  # the legend wraps onto more rows
+        y = height - 6 - 14 * ((len(names) - 1) // per_row - row_start // per_row)
+        for k, part in enumerate(_legend(names[row_start:row_start + per_row], left, y)):
+            parts.append(part.replace(f'fill="{COLORS[k % len(COLORS)]}"',
+                                      f'fill="{COLORS[(row_start + k) % len(COLORS)]}"', 1))
     parts.append("</svg>")
     return Markup("".join(parts))
