@@ -20,6 +20,8 @@ data, trains it and compares it; nothing here runs in the search stage unless a 
 
 from __future__ import annotations
 
+import inspect
+
 import itertools
 import json
 import math
@@ -209,10 +211,13 @@ class _Prefix:
 
     def _mask(self, attention_mask: Any, hidden: Any) -> Any:
         """The mask the layers take, as the model builds it (transformers 5; 4.x: the additive mask)."""
-        if hasattr(self.bert, "_create_attention_masks"):
-            return self.bert._create_attention_masks(attention_mask=attention_mask, encoder_attention_mask=None,
-                                                     embedding_output=hidden, encoder_hidden_states=None,
-                                                     cache=None)[0]
+        make = getattr(self.bert, "_create_attention_masks", None)
+        if make is not None:
+            kwargs = dict(attention_mask=attention_mask, encoder_attention_mask=None, embedding_output=hidden,
+                          encoder_hidden_states=None, cache=None)
+            if "position_ids" in inspect.signature(make).parameters:  # transformers >= 5.25
+                kwargs["position_ids"] = None
+            return make(**kwargs)[0]
         return self.bert.get_extended_attention_mask(attention_mask, attention_mask.shape)
 
     def pooled(self, idx: list[int]) -> Any:
