@@ -278,11 +278,12 @@ def _final_guard(ctx: StageContext, original: str) -> StageTrace:
     return trace
 
 
-def _gated(trace: StageTrace, ctx: StageContext, gate: Any) -> None:
-    """Pass a model's accepted rewrite through the model gate (:mod:`sqlmend.search.gate`)."""
+def _admitted(trace: StageTrace, ctx: StageContext, gate: Any) -> bool:
+    """Whether a stage's rewrite the guard accepted is taken: one that came from a model call passes
+    the model gate too (:mod:`sqlmend.search.gate`); a refusal turns the trace's verdict into one."""
     chats = trace.detail.get("usage", {}).get("chat", trace.calls)  # the memory stage counts embeddings apart
-    if gate is None or not trace.calls or not chats:
-        return
+    if gate is None or not chats:
+        return True
     try:
         verdict = gate.check(ctx, trace.verdict.sql, [*ctx.findings, *trace.findings])
     except ItemAborted:
@@ -292,10 +293,11 @@ def _gated(trace: StageTrace, ctx: StageContext, gate: Any) -> None:
     trace.detail["model_gate"] = verdict.note
     if verdict.admitted:
         trace.detail["admitted_by"] = verdict.by
-        return
+        return True
     trace.detail["rejected"] = verdict.note
     trace.verdict = GuardVerdict(False, verdict.note, ctx.sql)
     trace.note = (trace.note + "; " if trace.note else "") + verdict.note
+    return False
 
 
 def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = None) -> None:
@@ -329,9 +331,7 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = 
             continue
         trace = _run_stage(stage, ctx)
         ctx.traces.append(trace)
-        if trace.candidate and trace.verdict and trace.verdict.accepted:
-            _gated(trace, ctx, gate)
-        if trace.candidate and trace.verdict and trace.verdict.accepted:
+        if trace.candidate and trace.verdict and trace.verdict.accepted and _admitted(trace, ctx, gate):
             ctx.accept(trace.verdict.sql)
         elif trace.candidate and trace.verdict is None:
             # a stage must guard its own rewrite; an unguarded candidate is not taken

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -74,35 +75,26 @@ class SimRow:
         return asdict(self)
 
 
-@dataclass
-class _Scored:
-    """One evaluation: the verdict per question id, for the SQL it judged."""
-
-    correct: dict[str, bool]
-    sql: dict[str, str]
-
-
 class _Evaluator:
-    """The evaluator's verdicts, each SQL of a question executed once."""
+    """The evaluator's verdicts (:func:`sqlmend.bench.evaluate.evaluate`), each SQL of a question
+    executed once however many runs give it."""
 
     def __init__(self, ds: Any, timeout: float, workers: int):
         self.ds, self.timeout, self.workers = ds, timeout, workers
-        self._seen: dict[tuple[str, str], bool] = {}
-        self.scored: set[str] = set()
+        self._seen: dict[tuple[str, str], Any] = {}
 
-    def __call__(self, sqls: dict[str, str], label: str) -> _Scored:
-        from sqlmend.bench.evaluate import evaluate
+    def __call__(self, sqls: dict[str, str], label: str) -> Any:
+        """The :class:`~sqlmend.bench.evaluate.EvalReport` of ``{question_id: sql}``."""
+        from sqlmend.bench.evaluate import EvalReport, evaluate
         from sqlmend.data.datasets import Dataset
 
-        todo = {q: s for q, s in sqls.items() if (q, " ".join(s.split())) not in self._seen}
+        key = lambda q, text: (q, " ".join(text.split()))  # noqa: E731
+        todo = {q: text for q, text in sqls.items() if key(q, text) not in self._seen}
         if todo:
             sub = Dataset(self.ds.name, [self.ds.task(q) for q in todo], db_root=self.ds.db_root)
-            report = evaluate(sub, todo, timeout=self.timeout, workers=self.workers, label=label)
-            for r in report.results:
-                self._seen[(r.question_id, " ".join(todo[r.question_id].split()))] = r.correct
-                if r.scored:
-                    self.scored.add(r.question_id)
-        return _Scored({q: self._seen[(q, " ".join(s.split()))] for q, s in sqls.items()}, dict(sqls))
+            for r in evaluate(sub, todo, timeout=self.timeout, workers=self.workers, label=label).results:
+                self._seen[key(r.question_id, todo[r.question_id])] = r
+        return EvalReport(self.ds.name, label, self.timeout, [self._seen[key(q, text)] for q, text in sqls.items()])
 
 
 def calls(c: Correction) -> int:
@@ -110,43 +102,31 @@ def calls(c: Correction) -> int:
     return sum(s.calls for s in c.stages)
 
 
-def _model_stages(c: Correction) -> list[Any]:
-    """The traces of a correction whose rewrite came from the model."""
-    return [s for s in c.stages if s.calls and s.candidate]
-
-
 def admitted_by(c: Correction) -> str | None:
     """Which check admitted the model rewrite a correction kept (None: it kept none)."""
-    for s in _model_stages(c):
-        if s.verdict is not None and s.verdict.accepted and s.verdict.sql == c.sql:
+    for s in c.stages:
+        if s.calls and s.candidate and s.verdict is not None and s.verdict.accepted and s.verdict.sql == c.sql:
             return str(s.detail.get("admitted_by") or "guard")
     return None
 
 
-def row(pred: str, strategy: str, quality: float, ids: list[str], before: _Scored, after: _Scored,
-        default: _Scored, corrections: dict[str, Correction], suspects: set[str], rates: Rates,
-        transport: str, part: str) -> SimRow:
-    """Pair one run with no correction and with the default correction."""
-    n = len(ids)
-    fixed = [q for q in ids if not before.correct[q] and after.correct[q]]
-    regressed = [q for q in ids if before.correct[q] and not after.correct[q]]
-    touched = [q for q in ids if before.correct[q] and calls(corrections[q])]
-    broken = [q for q in touched if not after.correct[q] and admitted_by(corrections[q])]
-    gates: dict[str, int] = {}
-    for q in ids:
-        gate = admitted_by(corrections[q])
-        if gate:
-            gates[gate] = gates.get(gate, 0) + 1
-    after_ok, default_ok = sum(after.correct[q] for q in ids), sum(default.correct[q] for q in ids)
-    clean = [q for q in ids if q not in suspects]
-    gain_clean = sum(after.correct[q] for q in clean) - sum(default.correct[q] for q in clean)
-    return SimRow(pred=pred, strategy=strategy, quality=quality, n=n, fixed=len(fixed), regressed=len(regressed),
-                  regressed_clean=len([q for q in regressed if q not in suspects]),
-                  delta_ex=round(100.0 * (len(fixed) - len(regressed)) / n, 2) if n else 0.0,
-                  delta_vs_default=round(100.0 * (after_ok - default_ok) / n, 2) if n else 0.0,
+def row(pred: str, strategy: str, quality: float, before: Any, after: Any, default: Any,
+        corrections: dict[str, Correction], suspects: set[str], rates: Rates, transport: str, part: str) -> SimRow:
+    """Pair one run's evaluation with no correction's and the default correction's (same questions)."""
+    from sqlmend.bench.compare import compare
+
+    vs_input, vs_default = compare(before, after, suspects), compare(default, after, suspects)
+    n = vs_input.all.n
+    ids = [r.question_id for r in after.results if r.scored]
+    touched = [q for q in ids if before.result(q).correct and calls(corrections[q])]
+    broken = [q for q in touched if not after.result(q).correct and admitted_by(corrections[q])]
+    gates = Counter(gate for q in ids if (gate := admitted_by(corrections[q])))
+    return SimRow(pred=pred, strategy=strategy, quality=quality, n=n, fixed=len(vs_input.all.fixed),
+                  regressed=len(vs_input.all.regressed), regressed_clean=len(vs_input.clean.regressed),
+                  delta_ex=round(vs_input.all.delta_ex, 2), delta_vs_default=round(vs_default.all.delta_ex, 2),
                   calls_per_query=round(sum(calls(corrections[q]) for q in ids) / n, 3) if n else 0.0,
-                  delta_vs_default_clean=round(100.0 * gain_clean / len(clean), 2) if clean else 0.0,
-                  touched_correct=len(touched), broken_by_model=len(broken), admitted_by=gates,
+                  delta_vs_default_clean=round(vs_default.clean.delta_ex, 2),
+                  touched_correct=len(touched), broken_by_model=len(broken), admitted_by=dict(gates),
                   rates=rates.describe(), transport=transport, part=part)
 
 
@@ -243,12 +223,9 @@ def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[
         tasks = [t for t in choose(ds.with_sql(pred), None, sample, seed) if ds.db_path(t.db_id) is not None]
         by_id = {t.question_id: t for t in tasks}
         folder = out / path.stem
-        before = evaluator({t.question_id: t.sql for t in tasks}, path.stem)
-        ids = [q for q in by_id if q in evaluator.scored]
-        suspects = set(gold_suspects(ds, ids, 10.0))
+        suspects = set(gold_suspects(ds, list(by_id), 10.0))
         default = _run(tasks, _config("errorllm", workers), lambda s: None, ds.db_root,
                        folder / "default" / "corrections.jsonl", progress)
-        default_scored = evaluator({q: c.sql for q, c in default.items()}, f"{path.stem}+default")
         split = split_for(ds, None, mira_fraction, seed) if "mira" in strategies else None
         history = history_cases(ds, pred, split, workers, False) if split is not None else {}
         for strategy in strategies:
@@ -273,7 +250,7 @@ def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[
                         build_all(ds, history, store, _Stages(resolve), fresh=True, progress=False)
                         got = _run([by_id[q] for q in part], _config(strategy, workers, str(store), model_gate), resolve,
                                    ds.db_root, run_dir / "corrections.jsonl", progress)
-                        scope = [q for q in part if q in evaluator.scored]
+                        scope = part
                     else:
                         todo = list(by_id) if first is None else [q for q, c in first.items() if calls(c)]
                         got = dict(first or {})
@@ -281,9 +258,11 @@ def bench_model_sim(preds: list[Path], qualities: list[float], strategies: list[
                                         ds.db_root, run_dir / "corrections.jsonl", progress))
                         if first is None:
                             first = got
-                        scope = ids
+                        scope = list(by_id)
+                before = evaluator({q: by_id[q].sql for q in scope}, path.stem)
+                default_run = evaluator({q: default[q].sql for q in scope}, f"{path.stem}+default")
                 after = evaluator({q: got[q].sql for q in scope}, f"{path.stem}+{strategy}@{quality:g}")
-                r = row(path.stem, strategy, quality, scope, before, after, default_scored, got, suspects, rates,
+                r = row(path.stem, strategy, quality, before, after, default_run, got, suspects, rates,
                         transport, "test" if strategy == "mira" else "all")
                 r.gate = "default" if model_gate is None else ("on" if model_gate else "off")
                 (run_dir / "row.json").write_text(json.dumps(r.to_dict(), indent=1) + "\n", encoding="utf-8")
@@ -365,11 +344,8 @@ def write_svgs(folder: Path, rows: list[SimRow]) -> list[Path]:
 def write_html(path: Path, rows: list[SimRow]) -> Path:
     """A self-contained HTML report of the rows: per file, the curves of Δ vs default and of the
     gold-clean regressions over quality, one per strategy; then every row."""
-    from datetime import datetime, timezone
-
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
     from sqlmend.review import svg
+    from sqlmend.review.report import write_page
 
     charts: dict[str, dict[str, Any]] = {}
     for pred in dict.fromkeys(r.pred for r in rows):
@@ -387,11 +363,5 @@ def write_html(path: Path, rows: list[SimRow]) -> Path:
               r.regressed, r.regressed_clean, f"{r.delta_ex:+.2f}", f"{r.delta_vs_default:+.2f}",
               f"{r.calls_per_query:.2f}", r.touched_correct, r.broken_by_model,
               ", ".join(f"{k} {v}" for k, v in sorted(r.admitted_by.items())) or "-"] for r in rows]
-    env = Environment(loader=PackageLoader("sqlmend.review", "templates"), autoescape=select_autoescape(["html"]))
-    text = env.get_template("modelsim.html").render(
-        charts=charts, summary=summary_charts(rows), head=head, rows=table, rates="; ".join(sorted({r.rates for r in rows})),
-        generated=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_page(path, "modelsim.html", charts=charts, summary=summary_charts(rows), head=head, rows=table,
+                      rates="; ".join(sorted({r.rates for r in rows})))

@@ -207,6 +207,25 @@ def charts(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def write_page(path: str | os.PathLike, template: str, **values: Any) -> Path:
+    """Render one of the report templates (``review/templates/``) with ``values`` and a
+    ``generated`` time stamp into a file (parent folders created).
+
+    Args:
+        path: the output file.
+        template: the template's file name.
+        **values: what the template reads.
+
+    Returns:
+        The path written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    path.write_text(_env().get_template(template).render(generated=generated, **values), encoding="utf-8")
+    return path
+
+
 def html(data: dict[str, Any]) -> str:
     """The report as one self-contained HTML page (inline CSS and SVG, no script, no network).
 
@@ -230,7 +249,4 @@ def write_html(path: str | os.PathLike, data: dict[str, Any]) -> Path:
     Returns:
         The path written.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html(data), encoding="utf-8")
-    return path
+    return write_page(path, "report.html", d=data, charts=charts(data))

@@ -24,6 +24,7 @@ simulated model's runs or on Spider dev.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,16 +51,30 @@ class GateVerdict:
 class ModelGate:
     """The gate of model rewrites (see the module doc).
 
+    The verifier is read on the first model rewrite, so a pipeline without a model never loads it.
+
     Args:
         weights: the verifier's weights file (None: the shipped one).
         margin: the verifier's margin (None: the one calibrated on Spider train for flagged queries).
-        verifier: a verifier already loaded (then ``weights`` is not read).
     """
 
-    def __init__(self, weights: str | None = None, margin: float | None = None,
-                 verifier: FeatureVerifier | None = None):
-        self.verifier = verifier or FeatureVerifier(weights)
-        self.margin = float(margin) if margin is not None else self.verifier.margin_for("flagged")
+    def __init__(self, weights: str | None = None, margin: float | None = None):
+        self.weights, self._margin = weights, margin
+        self._verifier: FeatureVerifier | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def verifier(self) -> FeatureVerifier:
+        """The trained feature verifier (loaded once, on first use)."""
+        with self._lock:
+            if self._verifier is None:
+                self._verifier = FeatureVerifier(self.weights)
+            return self._verifier
+
+    @property
+    def margin(self) -> float:
+        """The margin the verifier's preference must pass."""
+        return float(self._margin) if self._margin is not None else self.verifier.margin_for("flagged")
 
     def check(self, ctx: Any, candidate: str, findings: list[Any]) -> GateVerdict:
         """Decide on a model's rewrite of ``ctx.sql`` that the guard accepted.
@@ -94,7 +109,8 @@ class ModelGate:
         flagged = bool(findings) or result is None or not result.rows  # as the search flags a query
         value = self.verifier.replace_value(query, [cand], flagged)
         rule = "P(fix)" if self.verifier.decider is not None else "score gap"
-        if value > self.margin:
-            return GateVerdict(True, VERIFIER, f"admitted: the verifier's {rule} {value:.3f} > margin {self.margin:g}")
+        margin = self.margin
+        if value > margin:
+            return GateVerdict(True, VERIFIER, f"admitted: the verifier's {rule} {value:.3f} > margin {margin:g}")
         return GateVerdict(False, None, f"model rewrite not admitted: nothing proves the query wrong and the "
-                                        f"verifier's {rule} {value:.3f} <= margin {self.margin:g}")
+                                        f"verifier's {rule} {value:.3f} <= margin {margin:g}")
