@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlmend import sql as sqlmod
+from sqlmend.bench.matching import same_set
 from sqlmend.errors import DatabaseError, ModelError, SqlError
 from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage
 
@@ -150,7 +151,8 @@ class Oracle:
             if key in self._verdicts:
                 return self._verdicts[key]
         gold = self.gold_rows(question_id)
-        verdict = gold is not None and self.rows(question_id, text) == gold
+        rows = self.rows(question_id, text) if gold is not None else None
+        verdict = rows is not None and same_set(rows, gold)  # the evaluator's rule
         with self._lock:
             self._verdicts[key] = verdict
         return verdict
