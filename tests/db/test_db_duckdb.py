@@ -7,7 +7,7 @@ import time
 import pytest
 
 from sqlmend.db import connect
-from sqlmend.errors import QueryError, QueryTimeout
+from sqlmend.errors import MemoryLimitExceeded, QueryError, QueryTimeout, ReadOnlyViolation
 
 
 @pytest.fixture
@@ -67,10 +67,40 @@ def test_the_search_on_duckdb_counts_its_executions_in_seconds(db):
 
 
 def test_a_second_connection_to_the_same_file_opens_and_stays_locked(db, duckdb_spider):
-    """Connections of one process share the file's instance: the second finds it locked already."""
-    import duckdb
-
+    """Each connection's worker opens the file read-only with its settings locked: no query turns
+    external access back on."""
     with connect(f"duckdb://{duckdb_spider('concert_singer')}") as second:
         assert second.execute("SELECT COUNT(*) FROM singer").rows == db.execute("SELECT COUNT(*) FROM singer").rows
-        with pytest.raises(duckdb.Error, match="locked"):
-            second._conn.execute("SET enable_external_access = true")
+        assert second.execute("SELECT current_setting('lock_configuration'), "
+                              "current_setting('enable_external_access')").rows == [(True, False)]
+        with pytest.raises(ReadOnlyViolation):
+            second.execute("SELECT * FROM read_csv('/etc/passwd')")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT repeat('x', 500000000)",
+    "SELECT len(range(100000000))",
+    "WITH RECURSIVE s(x, n) AS (SELECT 'x', 0 UNION ALL SELECT x || x, n + 1 FROM s WHERE n < 40) "
+    "SELECT max(length(x)) FROM s",
+], ids=["repeat", "list", "doubling"])
+def test_allocations_outside_duckdbs_memory_limit_stop_in_its_worker(db, sql):
+    """DuckDB allocates these outside its memory_limit (a 500 MB string took the caller past 2 GB, the list
+    past 6 GB): in the worker, whose address space is capped, they stop with a memory error, the caller's
+    memory does not grow, and a fresh worker answers the next query."""
+    from sqlmend.bench.pathological import memory_mb
+    from sqlmend.db.duckdb import WORKER_MEMORY
+
+    before = memory_mb()[1]
+    with pytest.raises(MemoryLimitExceeded):
+        db.execute(sql, timeout=20)
+    assert memory_mb()[1] - before < 100
+    assert db.execute("SELECT COUNT(*) FROM singer").rows == [(6,)]
+    assert 0 < db.peak_memory() < WORKER_MEMORY
+
+
+def test_a_killed_worker_is_replaced(db):
+    db._worker.kill()
+    db._worker.wait()
+    with pytest.raises(MemoryLimitExceeded, match="worker process ended"):
+        db.execute("SELECT COUNT(*) FROM singer")
+    assert db.execute("SELECT COUNT(*) FROM singer").rows == [(6,)]

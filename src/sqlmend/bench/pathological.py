@@ -58,7 +58,10 @@ QUERIES: dict[str, dict[str, str]] = {
     },
     # PostgreSQL and DuckDB share their SQL: no zeroblob, printf or randomblob, a repeat() instead
     "postgres": _BOTH,
-    "duckdb": _BOTH,
+    # DuckDB allocates these outside its memory_limit: its worker process's cap stops them
+    "duckdb": {**_BOTH, "list_100m": "SELECT len(range(100000000))",
+               "string_doubling": "WITH RECURSIVE s(x, n) AS (SELECT 'x', 0 UNION ALL SELECT x || x, n + 1 FROM s "
+                                  "WHERE n < 40) SELECT max(length(x)) FROM s"},
 }
 
 #: The normal request after each pathological one, and its answer on world_1.
@@ -74,6 +77,7 @@ class PathoRow:
     rss_mb: float
     peak_mb: float
     next_ok: bool
+    worker_peak_mb: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,10 +85,11 @@ class PathoRow:
 
 def markdown(rows: list[PathoRow]) -> str:
     """The table of a run."""
-    out = ["| engine | query | s | reason | RSS MB after | peak MB | next request |", "|---" * 7 + "|"]
+    out = ["| engine | query | s | reason | RSS MB after | peak MB | worker peak MB | next request |",
+           "|---" * 8 + "|"]
     for r in rows:
         out.append(f"| {r.engine} | {r.query} | {r.seconds:.1f} | {r.reason[:110]} | {r.rss_mb:.0f} "
-                   f"| {r.peak_mb:.0f} | {'served' if r.next_ok else 'FAILED'} |")
+                   f"| {r.peak_mb:.0f} | {r.worker_peak_mb:.0f} | {'served' if r.next_ok else 'FAILED'} |")
     return "\n".join(out)
 
 
@@ -97,6 +102,25 @@ def memory_mb() -> tuple[float, float]:
             if key in ("VmRSS", "VmHWM"):
                 found[key] = int(value.split()[0]) / 1024
     return found.get("VmRSS", 0.0), found.get("VmHWM", 0.0)
+
+
+def worker_peak_mb() -> float:
+    """The largest peak resident memory (``VmHWM``) of this process's engine workers (DuckDB's, running or
+    stopped), in MB."""
+    from sqlmend.db.duckdb import stopped_workers_peak
+
+    peak = stopped_workers_peak() / 2**20
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                if b"sqlmend.db" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    continue
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]) / 1024)
+            except OSError:
+                continue
+    return peak
 
 
 def reason(correction: Any) -> str:
@@ -124,10 +148,13 @@ def run_engine(engine: str, target: str, timeout: float | None = None, only: lis
             result = fixer.correct("How many?", sql)
             seconds = time.perf_counter() - start
             rss, peak = memory_mb()
+            worker = worker_peak_mb()
             normal = fixer.correct(NORMAL[0], NORMAL[1])
             ok = not normal.error and check.execute(normal.sql).rows == [(NORMAL[2],)]
-            row = PathoRow(engine, name, round(seconds, 2), reason(result), round(rss, 1), round(peak, 1), bool(ok))
+            row = PathoRow(engine, name, round(seconds, 2), reason(result), round(rss, 1), round(peak, 1), bool(ok),
+                           round(worker, 1))
             echo(f"{engine:8s} {name:16s} {row.seconds:6.1f} s  RSS {row.rss_mb:.0f} MB  peak {row.peak_mb:.0f} MB  "
+                 f"worker peak {row.worker_peak_mb:.0f} MB  "
                  f"next {'served' if row.next_ok else 'FAILED'}  {row.reason[:120]}")
             rows.append(row)
     finally:

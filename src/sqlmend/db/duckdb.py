@@ -1,23 +1,45 @@
-"""DuckDB files, opened read-only with external access (files, extensions, network) off.
+"""DuckDB files, opened read-only with external access (files, extensions, network) off, in a worker process.
 
-A timer calls the connection's ``interrupt()`` when a query passes its time
-limit; the connection stays usable. DuckDB's own memory is capped (``memory_limit``,
-:data:`~sqlmend.db.base.ENGINE_MEMORY`) and a result's rows by bytes as well as by count
-(:func:`~sqlmend.db.base.fetch_capped`).
+DuckDB allocates much outside its own ``memory_limit``: a string ``repeat()`` of 500 MB took this
+process past 2 GB, a list ``range(100000000)`` past 6 GB (``sqlmend bench pathological``,
+docs/scale.md). So the engine runs in a child process whose address space is capped
+(:data:`WORKER_MEMORY`, ``RLIMIT_AS``): an allocation past it fails inside DuckDB, which stops the query
+with its out-of-memory error, and the caller's process never holds more than one capped result
+(:func:`~sqlmend.db.base.fetch_capped`). A worker that reached a memory limit is stopped (an allocator
+keeps what it took), and one that died anyway too: the next query starts another.
+
+In the worker a timer calls the connection's ``interrupt()`` when a query passes its time limit; the
+connection stays usable. The caller waits at most ``timeout`` x
+:data:`~sqlmend.db.base.SAFETY_FACTOR`: past that the worker is stopped and the item ends
+(:class:`~sqlmend.errors.DeadlineExceeded`).
 """
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import threading
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
-import duckdb
-
-from sqlmend.db.base import ENGINE_MEMORY, Database, fetch_capped, file_cache_key
+from sqlmend.db.base import ENGINE_MEMORY, SAFETY_FACTOR, Database, fetch_capped, file_cache_key
 from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
-from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, MemoryLimitExceeded, QueryError, QueryTimeout,
-                            ReadOnlyViolation)
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DeadlineExceeded, MemoryLimitExceeded, QueryError,
+                            QueryTimeout, ReadOnlyViolation)
 from sqlmend.types import Schema
+
+#: The worker process's address-space cap (``RLIMIT_AS``): DuckDB's ``memory_limit`` (:data:`ENGINE_MEMORY`)
+#: and what DuckDB, Python and the result hold beside it.
+WORKER_MEMORY = 2 * ENGINE_MEMORY
+
+#: DuckDB's threads in the worker (each adds a stack and a malloc arena to its address space).
+WORKER_THREADS = 2
+
+#: Seconds the worker may take to start and open the file.
+START_SECONDS = 60.0
 
 _KEYS = """
 SELECT CASE constraint_type WHEN 'PRIMARY KEY' THEN 'primary' ELSE 'foreign' END, table_name,
@@ -27,12 +49,27 @@ WHERE schema_name = current_schema() AND constraint_type IN ('PRIMARY KEY', 'FOR
 """
 
 
-def _lock_configuration(conn: duckdb.DuckDBPyConnection) -> None:
-    """Lock the settings (no query may turn external access back on).
+# --- the worker process ------------------------------------------------------
 
-    Connections of one process to one file share one database instance: the
-    second finds its settings locked already, which is what was asked.
-    """
+
+def _limit_memory(memory: int) -> None:
+    """Cap the worker's address space; two malloc arenas, so that threads do not reserve it."""
+    import ctypes
+    import resource
+
+    try:
+        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX (glibc); elsewhere nothing to do
+    except (OSError, AttributeError):
+        pass
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _lock_configuration(conn: Any) -> None:
+    """Lock the settings (no query may turn external access back on)."""
+    import duckdb
+
     try:
         conn.execute("SET lock_configuration = true")
     except duckdb.InvalidInputException:
@@ -40,17 +77,125 @@ def _lock_configuration(conn: duckdb.DuckDBPyConnection) -> None:
             raise
 
 
-def _progress_bar_off(conn: duckdb.DuckDBPyConnection) -> None:
-    """No progress bar on stderr for a long query (a connection's own setting; a second connection to
-    a locked instance cannot set it, and needs not: the bar is drawn only for the connection that asked)."""
+def _check_statement(conn: Any, sql: str) -> tuple[str, str] | None:
+    """DuckDB's own parser: exactly one statement, of type SELECT (None), else the refusal."""
+    import duckdb
+
     try:
+        statements = conn.extract_statements(sql)
+    except duckdb.Error as e:
+        return "query", str(e)
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        kinds = ", ".join(st.type.name for st in statements) or "nothing"
+        return "readonly", f"expected one SELECT statement, got {kinds}"
+    return None
+
+
+def _execute(conn: Any, sql: str, timeout: float, max_rows: int) -> tuple:
+    """Run one query in the worker; the answer sent back to the caller."""
+    import duckdb
+
+    if (refusal := _check_statement(conn, sql)) is not None:
+        return ("error", *refusal)
+    fired = threading.Event()
+
+    def interrupt() -> None:
+        fired.set()
+        conn.interrupt()
+
+    timer = threading.Timer(timeout, interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        cursor = conn.execute(sql)
+        columns = [d[0] for d in cursor.description or ()]
+        rows = fetch_capped(cursor.fetchmany, len(columns), max_rows) if cursor.description else []
+    except MemoryLimitExceeded as e:
+        return "error", "result", str(e)
+    except MemoryError:
+        return "error", "memory", "out of memory"
+    except duckdb.Error as e:
+        if fired.is_set() or isinstance(e, duckdb.InterruptException):
+            return "error", "timeout", ""
+        if isinstance(e, duckdb.OutOfMemoryException):
+            return "error", "memory", str(e).split("\n")[0]
+        message = str(e)
+        low = message.lower()
+        if isinstance(e, duckdb.PermissionException) or "read-only" in low or "read only" in low:
+            return "error", "readonly", message
+        return "error", "query", message
+    finally:
+        timer.cancel()
+    return "ok", columns, rows[:max_rows], len(rows) > max_rows
+
+
+def _serve(fd: int, path: str, memory: int) -> None:
+    """The worker's loop: open the file, then answer ``(sql, timeout, max_rows)`` on the socket ``fd``
+    until told to stop or the caller is gone."""
+    pipe = Connection(fd)
+    _limit_memory(memory)
+    import duckdb
+
+    try:
+        conn = duckdb.connect(path, read_only=True,
+                              config={"enable_external_access": False,
+                                      "autoload_known_extensions": False,
+                                      "autoinstall_known_extensions": False,
+                                      "threads": WORKER_THREADS,
+                                      "memory_limit": f"{ENGINE_MEMORY // 2**20}MB"})
         conn.execute("SET enable_progress_bar = false")
-    except duckdb.Error:
+        _lock_configuration(conn)
+    except (duckdb.Error, MemoryError) as e:
+        pipe.send(("error", "open", str(e)))
+        return
+    pipe.send(("ready",))
+    while True:
+        try:
+            request = pipe.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        if request == "peak":
+            import resource
+            pipe.send(("ok", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
+            continue
+        try:
+            answer = _execute(conn, *request)
+        except MemoryError:
+            answer = ("error", "memory", "out of memory")
+        try:
+            pipe.send(answer)
+        except MemoryError:
+            pipe.send(("error", "memory", "out of memory sending the result"))
+
+
+# --- the caller's side --------------------------------------------------------
+
+_peak = [0]  # the largest peak resident memory of a worker this process stopped, in bytes
+
+
+def _resident_peak(pid: int) -> int:
+    """A process's peak resident memory (``VmHWM``) in bytes; 0 where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
         pass
+    return 0
+
+
+def stopped_workers_peak() -> int:
+    """The largest peak resident memory of the DuckDB workers this process has stopped, in bytes
+    (``sqlmend bench pathological`` reports it beside the running workers')."""
+    return _peak[0]
+
 
 
 class DuckDBDatabase(Database):
-    """A read-only DuckDB database file.
+    """A read-only DuckDB database file, read by a worker process with capped memory.
 
     Args:
         path: the ``.duckdb`` file.
@@ -67,62 +212,116 @@ class DuckDBDatabase(Database):
         super().__init__(str(self.path))
         if not self.path.is_file():
             raise DatabaseNotFoundError(f"no DuckDB database at {self.path}")
+        self._lock = threading.Lock()
+        self._worker: Any = None
+        self._pipe: Any = None
+        self._conn: Any = True  # open until close() (Database.alive)
+        self._start()
+
+    def _start(self) -> None:
+        # a new interpreter (not multiprocessing's spawn, which would import the caller's __main__ again)
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), *sys.path])
+        code = "import sys; from sqlmend.db.duckdb import _serve; _serve(int(sys.argv[1]), sys.argv[2], int(sys.argv[3]))"
+        with theirs:
+            worker = subprocess.Popen([sys.executable, "-c", code, str(theirs.fileno()), str(self.path),
+                                       str(WORKER_MEMORY)], pass_fds=[theirs.fileno()], env=env,
+                                      stdin=subprocess.DEVNULL)
+        pipe = Connection(ours.detach())
         try:
-            self._conn = duckdb.connect(str(self.path), read_only=True,
-                                        config={"enable_external_access": False,
-                                                "autoload_known_extensions": False,
-                                                "autoinstall_known_extensions": False,
-                                                "memory_limit": f"{ENGINE_MEMORY // 2**20}MB"})
-            _progress_bar_off(self._conn)
-            _lock_configuration(self._conn)
-        except duckdb.Error as e:
-            raise DatabaseError(f"cannot open {self.path} with DuckDB: {e}") from e
+            answer = pipe.recv() if pipe.poll(START_SECONDS) else None
+        except (EOFError, OSError):
+            answer = None
+        if answer != ("ready",):
+            worker.kill()
+            worker.wait()
+            pipe.close()
+            why = answer[2] if answer else f"its worker did not start within {START_SECONDS:g}s (exit code {worker.returncode})"
+            raise DatabaseError(f"cannot open {self.path} with DuckDB: {why}")
+        self._worker, self._pipe = worker, pipe
+
+    def _stop(self) -> None:
+        worker, pipe = self._worker, self._pipe
+        self._worker = self._pipe = None
+        if worker is None:
+            return
+        _peak[0] = max(_peak[0], _resident_peak(worker.pid))
+        try:
+            pipe.send(None)
+        except (OSError, ValueError):
+            pass
+        try:
+            worker.wait(2)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+        pipe.close()
+
+    def close(self) -> None:
+        """Stop the worker (safe to call twice)."""
+        with self._lock:
+            self._stop()
+            self._conn = None
+
+    def _ask(self, request: Any, wait: float) -> tuple:
+        if self._conn is None:
+            raise DatabaseError("connection is closed")
+        if self._worker is None:
+            self._start()
+        try:
+            self._pipe.send(request)
+            if self._pipe.poll(wait):
+                return self._pipe.recv()
+        except (EOFError, OSError):
+            try:
+                code = self._worker.wait(1)
+            except subprocess.TimeoutExpired:
+                code = None
+            self._stop()
+            return "died", code
+        self._stop()
+        return ("late",)
+
+    def peak_memory(self) -> int:
+        """The worker's peak resident memory so far, in bytes (0 when no worker runs)."""
+        with self._lock:
+            if self._worker is None:
+                return 0
+            answer = self._ask("peak", 10.0)
+            return int(answer[1]) if answer[0] == "ok" else 0
 
     def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
-        conn = self._conn
-        if conn is None:
-            raise DatabaseError("connection is closed")
-        self._check_statement(conn, sql)
-        fired = threading.Event()
-
-        def interrupt() -> None:
-            fired.set()
-            conn.interrupt()
-
-        timer = threading.Timer(timeout, interrupt)
-        timer.daemon = True
-        timer.start()
-        try:
-            cursor = conn.execute(sql)
-            columns = [d[0] for d in cursor.description or ()]
-            rows = fetch_capped(cursor.fetchmany, len(columns), max_rows) if cursor.description else []
-        except duckdb.Error as e:
-            if fired.is_set() or isinstance(e, duckdb.InterruptException):
-                raise QueryTimeout(f"query interrupted after its time limit of {timeout:g}s",
-                                   timeout=timeout) from e
-            if isinstance(e, duckdb.OutOfMemoryException):
-                raise MemoryLimitExceeded(f"query stopped at DuckDB's memory limit of {ENGINE_MEMORY / 2**20:g} MB: "
-                                          f"{e}", timeout=timeout) from e
-            message = str(e)
-            low = message.lower()
-            if isinstance(e, duckdb.PermissionException) or "read-only" in low or "read only" in low:
-                raise ReadOnlyViolation(f"DuckDB refused: {message}") from e
-            raise QueryError(f"DuckDB: {message}", engine_message=message) from e
-        finally:
-            timer.cancel()
-        return columns, rows[:max_rows], len(rows) > max_rows
-
-    @staticmethod
-    def _check_statement(conn: duckdb.DuckDBPyConnection, sql: str) -> None:
-        """DuckDB's own parser: exactly one statement, of type SELECT."""
-        try:
-            statements = conn.extract_statements(sql)
-        except duckdb.Error as e:
-            message = str(e)
-            raise QueryError(f"DuckDB: {message}", engine_message=message) from e
-        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-            kinds = ", ".join(st.type.name for st in statements) or "nothing"
-            raise ReadOnlyViolation(f"DuckDB refused: expected one SELECT statement, got {kinds}")
+        wait = timeout * SAFETY_FACTOR + 5.0
+        with self._lock:
+            answer = self._ask((sql, timeout, max_rows), wait)
+        if answer[0] == "ok":
+            return answer[1], answer[2], answer[3]
+        if answer[0] == "late":
+            self.aborted = DeadlineExceeded(f"timed out: DuckDB's worker did not answer within the safety net of "
+                                            f"{wait:g}s (stopped; the next query starts another)")
+            raise self.aborted
+        if answer[0] == "died":
+            raise MemoryLimitExceeded(f"DuckDB's worker process ended while running the query (exit code "
+                                      f"{answer[1]}; its memory is capped at {WORKER_MEMORY / 2**20:g} MB); the "
+                                      "next query starts another", timeout=timeout)
+        kind, message = answer[1], answer[2]
+        if kind in ("memory", "result"):
+            # what the worker allocated up to its cap it may keep (fragments, allocator caches): a fresh one
+            # serves the next query
+            with self._lock:
+                self._stop()
+        if kind == "timeout":
+            raise QueryTimeout(f"query interrupted after its time limit of {timeout:g}s", timeout=timeout)
+        if kind == "result":
+            raise MemoryLimitExceeded(message, timeout=timeout)
+        if kind == "memory":
+            raise MemoryLimitExceeded(f"query stopped at DuckDB's memory limit ({ENGINE_MEMORY / 2**20:g} MB for its "
+                                      f"buffers, {WORKER_MEMORY / 2**20:g} MB for its process): {message}",
+                                      timeout=timeout)
+        if kind == "readonly":
+            raise ReadOnlyViolation(f"DuckDB refused: {message}")
+        raise QueryError(f"DuckDB: {message}", engine_message=message)
 
     def _introspect(self) -> Schema:
         return assemble_schema(self.dialect, self._query(INFORMATION_SCHEMA_COLUMNS), self._query(_KEYS))
