@@ -154,8 +154,8 @@ def refused_by_engine(error: str | None) -> bool:
 def limit_reason(exc: QueryTimeout) -> str:
     """Why an item ends whose input passed its own limit (the item's error, after its kind).
 
-    >>> limit_reason(WorkLimitExceeded("...", timeout=30.0, work=3_000_000))
-    'the query did not finish within its limit: 3,000,000 work units (30s of work); the input is kept'
+    >>> limit_reason(WorkLimitExceeded("...", timeout=24.0, work=600_000))
+    'the query did not finish within its limit: 600,000 work units (24s of work); the input is kept'
     """
     work = getattr(exc, "work", None)
     if isinstance(exc, MemoryLimitExceeded):

@@ -12,27 +12,27 @@ import pytest
 import sqlmend
 from sqlmend.bench.pathological import NORMAL, QUERIES
 from sqlmend.db import connect
-from sqlmend.db.base import WorkBudget, fetch_capped
+from sqlmend.db.base import WORK_PER_SECOND, WorkBudget, fetch_capped
 from sqlmend.errors import ItemLimitExceeded, MemoryLimitExceeded
 
 TIMEOUT = 2.0  # seconds of work; its wall-clock safety net (10x) must not fire on a loaded machine
 
 #: (engine, query name, what the item's outcome must say)
 CASES = [
-    ("sqlite", "recursive_cte", "did not finish within its limit"),
-    ("sqlite", "cartesian_4", "did not finish within its limit"),
+    ("sqlite", "recursive_cte", "used up its budget"),
+    ("sqlite", "cartesian_4", "used up its budget"),
     ("sqlite", "zeroblob_500mb", "memory limit"),
     ("sqlite", "string_doubling", "memory limit"),
     ("sqlite", "randomblob_rows", "memory limit"),
     ("sqlite", "unions_300", "nested"),
-    ("postgres", "recursive_cte", "did not finish within its limit"),
+    ("postgres", "recursive_cte", "used up its budget"),
     ("postgres", "string_rows", "memory limit"),
     ("postgres", "unions_300", "nested"),
     ("postgres", "joins_200", "at most 64 tables in a join"),
-    ("duckdb", "recursive_cte", "did not finish within its limit"),
+    ("duckdb", "recursive_cte", "used up its budget"),
     ("duckdb", "unions_300", "nested"),
     ("duckdb", "joins_200", "at most 64 tables in a join"),
-    ("duckdb", "string_500mb", "did not finish within its limit"),  # its memory cap, or its time on a busy machine
+    ("duckdb", "string_500mb", ("memory limit", "used up its budget")),  # its memory cap, or its time when busy
     ("duckdb", "list_100m", "memory limit"),
     ("sqlite", "joins_200", "at most 64 tables in a join"),
 ]
@@ -67,7 +67,7 @@ def _outcome(result) -> str:
 def test_a_pathological_query_ends_its_item_with_a_clear_reason_and_the_next_is_served(world, engine, name, says):
     fixer = world(engine)
     result = fixer.correct("How many?", QUERIES[engine][name])
-    assert says in _outcome(result), _outcome(result)
+    assert any(s in _outcome(result) for s in ((says,) if isinstance(says, str) else says)), _outcome(result)
     assert result.sql == QUERIES[engine][name]  # the input is kept
     if result.error:
         assert result.error.startswith("ItemLimitExceeded: ")
@@ -79,7 +79,7 @@ def test_a_pathological_query_ends_its_item_with_a_clear_reason_and_the_next_is_
 def test_the_items_queries_share_one_budget(spider_db):
     with connect(spider_db("world_1")) as db:
         db.budget = WorkBudget(0.2)
-        with pytest.raises(ItemLimitExceeded, match="used up its budget of 20,000 work units"):
+        with pytest.raises(ItemLimitExceeded, match="used up its budget of 5,000 work units"):
             db.execute(QUERIES["sqlite"]["cartesian_4"], timeout=1.0)
         with pytest.raises(ItemLimitExceeded):  # nothing left: the next query does not start
             db.execute("SELECT 1", timeout=1.0)
@@ -93,7 +93,7 @@ def test_a_query_within_the_budget_is_charged_its_work(spider_db):
         db.budget = WorkBudget(1.0)
         result = db.execute("SELECT count(*) FROM city")
         assert result.rows == [(4079,)]
-        assert db.budget.used == pytest.approx(result.work / 100_000)
+        assert db.budget.used == pytest.approx(result.work / WORK_PER_SECOND)
 
 
 def test_the_result_fetch_stops_past_its_byte_cap():
@@ -115,5 +115,5 @@ def test_the_result_fetch_stops_past_its_byte_cap():
 def test_the_bound_is_the_same_whatever_the_stages(spider_db, stages):
     with sqlmend.Corrector(spider_db("world_1"), stages=stages, timeout=1.0) as fixer:
         result = fixer.correct("How many?", QUERIES["sqlite"]["cartesian_4"])
-    assert result.error == ("ItemLimitExceeded: the query did not finish within its limit: 100,000 work units "
-                            "(1s of work); the input is kept")
+    assert result.error == ("ItemLimitExceeded: the item's queries used up its budget of 20,000 work units (0.8s of "
+                            "work), 0.8 x the timeout; the input is kept")

@@ -29,10 +29,13 @@ DEFAULT_TIMEOUT = 30.0
 #: Default cap on returned rows.
 DEFAULT_MAX_ROWS = 10_000
 #: On an engine that counts its work (SQLite), a query's ``timeout`` is a work limit: this many
-#: work units (thousands of VM instructions) per second of it: a setting, not a fit (the search's
-#: 1 s candidate limit is 100 million VM instructions). The limit stops a query at the same
-#: instruction on an idle machine and a busy one; a query's own rate varies with what it does.
-WORK_PER_SECOND = 100_000
+#: work units (thousands of VM instructions) per second of it. A setting, not a fit, set at the
+#: slowest kind of SQLite work measured, so that ``timeout`` seconds of work end within about
+#: ``timeout`` seconds on an idle machine whatever the query does: an unbounded recursive CTE ran
+#: 27,000 units a second, a cartesian product 77,000, Spider's queries more (``sqlmend bench
+#: pathological``, docs/scale.md). The limit stops a query at the same instruction on an idle
+#: machine and a busy one.
+WORK_PER_SECOND = 25_000
 #: The wall-clock safety net of a work-limited query, as a multiple of its ``timeout``: past it the
 #: query ends with :class:`~sqlmend.errors.DeadlineExceeded` (the item's "timed out" error), never
 #: with an answer that depends on the load.
@@ -40,8 +43,10 @@ SAFETY_FACTOR = 10.0
 #: One item's budget, as a multiple of its ``timeout``: every query of the item (the input, the static
 #: rules' probes, the memory's probes, the search's candidates, the guard) draws on one budget of
 #: ``ITEM_BUDGET`` x ``timeout`` (work on an engine that counts it, else seconds of query time), so
-#: the item's queries together stop within it whatever the stages (:class:`WorkBudget`).
-ITEM_BUDGET = 1.0
+#: the item's queries together stop within it whatever the stages (:class:`WorkBudget`). Below 1, so
+#: that the item, its stages' own work included, ends within its ``timeout`` (24 s of queries for
+#: the default 30 s).
+ITEM_BUDGET = 0.8
 #: A result's size cap: rows fetched past this many bytes (text and blob lengths, 8 a number) stop
 #: the query with :class:`~sqlmend.errors.MemoryLimitExceeded`, so no result can fill the process.
 MAX_RESULT_BYTES = 64 * 2**20
@@ -54,6 +59,22 @@ MAX_JOIN_TABLES = 64
 #: DuckDB's memory limit (``memory_limit``) and SQLite's heap limit (``hard_heap_limit``, for the
 #: whole process): a query past it fails with :class:`~sqlmend.errors.MemoryLimitExceeded`.
 ENGINE_MEMORY = 512 * 2**20
+
+
+#: malloc arenas a long-running process keeps (glibc's default is 8 a core): each thread that held a
+#: large result in its own arena kept that memory after it was freed, so a service's resident memory
+#: rose in steps with its threads (``sqlmend bench soak``, docs/scale.md).
+MALLOC_ARENAS = 2
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas for this process (``M_ARENA_MAX``); False where that is not glibc."""
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL(None).mallopt(-8, arenas))  # M_ARENA_MAX
+    except (OSError, AttributeError):
+        return False
 
 
 class WorkBudget:

@@ -25,7 +25,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from sqlmend.db.base import ENGINE_MEMORY, SAFETY_FACTOR, Database, fetch_capped, file_cache_key
+from sqlmend.db.base import ENGINE_MEMORY, SAFETY_FACTOR, Database, fetch_capped, file_cache_key, limit_malloc_arenas
 from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DeadlineExceeded, MemoryLimitExceeded, QueryError,
                             QueryTimeout, ReadOnlyViolation)
@@ -54,13 +54,9 @@ WHERE schema_name = current_schema() AND constraint_type IN ('PRIMARY KEY', 'FOR
 
 def _limit_memory(memory: int) -> None:
     """Cap the worker's address space; two malloc arenas, so that threads do not reserve it."""
-    import ctypes
     import resource
 
-    try:
-        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX (glibc); elsewhere nothing to do
-    except (OSError, AttributeError):
-        pass
+    limit_malloc_arenas()
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))

@@ -23,6 +23,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from sqlmend import __version__
+from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.errors import ConfigError
 from sqlmend.mcpserver import tools
 
@@ -133,6 +134,7 @@ def _explanation(body: dict[str, Any]) -> str:
 
 def build_server(correctors: tools.Correctors) -> MCPServer:
     """The MCP server of the configured databases (``{name: Corrector}``, kept open by the caller)."""
+    limit_malloc_arenas()  # a long-running process (see sqlmend.db.base.MALLOC_ARENAS)
     server = MCPServer("sqlmend", title="sqlmend", version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING")
 

@@ -83,7 +83,7 @@ class SearchSettings:
     two_edits: bool = True
     budget: float = 0.3  # seconds of search per query, as COST estimates the work done
     max_seconds: float = 60.0  # wall-clock safety net (see the module doc): ~100x the budget's estimate
-    timeout: float = 1.0  # limit per candidate execution (work on SQLite: db.base.WORK_PER_SECOND)
+    timeout: float = 4.0  # limit per candidate execution (work on SQLite: 100,000 units of db.base.WORK_PER_SECOND)
     max_rows: int = 2000
     max_per_node: int = 5
     expand_failing: int = 6  # one-edit candidates that still fail and get a second edit (original failing)

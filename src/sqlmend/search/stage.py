@@ -59,8 +59,8 @@ class SearchOptions(StageSettings):
     max_seconds: float = Field(60.0, gt=0, description="wall-clock safety net of one search: past it the item "
                                                       "ends 'timed out' (on SQLite; an engine that counts no "
                                                       "work stops its search there instead)")
-    timeout: float = Field(1.0, gt=0, description="limit per candidate execution, in seconds of work on SQLite "
-                                                  "(db.base.WORK_PER_SECOND), wall-clock elsewhere")
+    timeout: float = Field(4.0, gt=0, description="limit per candidate execution, in seconds of work on SQLite "
+                                                  "(db.base.WORK_PER_SECOND: 100,000 units), wall-clock elsewhere")
     max_rows: int = Field(2000, gt=0, description="rows fetched per candidate")
     margin: float | None = Field(None, description="score gap the best candidate needs over the original "
                                                    "(default: the margin calibrated on Spider train)")

@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field
 
 from sqlmend.api import Correctors, check_answer, check_config, database_name
 from sqlmend.db import check_db_id
+from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
 from sqlmend.pipeline import Pipeline, PipelineConfig
@@ -217,6 +218,7 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
     from fastapi import FastAPI
     from fastapi.responses import JSONResponse, Response
 
+    limit_malloc_arenas()  # a long-running process: its memory must not rise with its threads
     settings = settings or ServiceSettings.from_env()
     if allow_paths:
         settings = settings.model_copy(update={"allow_paths": True})
