@@ -87,18 +87,43 @@ def test_the_gate_keeps_a_query_nothing_proves_wrong_from_a_wrong_model_rewrite(
     """A model that always answers wrongly is asked about a query a rule only suspects: the guard
     alone lets its rewrite through, the model gate does not, and the trace says why."""
     task = _flight_task(spider_dev)
-    pool = {task.question_id: ["SELECT COUNT(*) FROM flights"]}
+    pool = {task.question_id: ["SELECT COUNT(*) FROM flights WHERE SourceAirport LIKE '%APG%'"]}
     sim = SimulatedModel("sim-q0", oracle=oracle, pool=pool, rates=Rates(0.0, 0.0))
     resolve = lambda stage: sim if stage in ("refiner", "localizer") else None  # noqa: E731
     stages = ["static", "refine", "guard"]
     ungated = Pipeline(PipelineConfig(stages=stages, model_gate=False), resolve=resolve,
                        db_root=spider_dev.db_root).correct(task)
-    assert ungated.sql == "SELECT COUNT(*) FROM flights", "the guard alone accepts a rewrite that changes the result"
+    assert ungated.sql == pool[task.question_id][0], "the guard alone accepts a rewrite that changes the result"
     gated = Pipeline(PipelineConfig(stages=stages), resolve=resolve, db_root=spider_dev.db_root).correct(task)
     assert gated.sql == task.sql
     refine = next(s for s in gated.stages if s.stage == "refine")
     assert refine.calls >= 1 and refine.verdict is not None and not refine.verdict.accepted
     assert "not admitted" in refine.detail["model_gate"] and "verifier" in refine.detail["model_gate"]
+
+
+def test_the_gate_keeps_a_query_proven_wrong_from_a_rewrite_that_drops_what_the_question_names(spider_dev, oracle):
+    """A strict rule proves the query wrong (TB02: its join pairs columns that share no value), and the model
+    answers with a query that drops the question's "Aberdeen": the proof says nothing of the rewrite, and
+    the gate does not admit one that answers another question."""
+    t = spider_dev.task("208")  # "Return the number of flights departing from Aberdeen."
+    task = Task(question_id=t.question_id, db_id=t.db_id, question=t.question,
+                sql="SELECT count(*) FROM flights JOIN airports ON flights.sourceairport = airports.airportcode "
+                    "WHERE airports.city = 'Aberdeen'")
+    stages = ["static", "refine", "guard"]
+
+    def run(answer: str):
+        sim = SimulatedModel("sim-q0", oracle=oracle, pool={task.question_id: [answer]}, rates=Rates(0.0, 0.0))
+        out = Pipeline(PipelineConfig(stages=stages), resolve=lambda stage: sim if stage in ("refiner", "localizer")
+                       else None, db_root=spider_dev.db_root).correct(task)
+        return out, next(s for s in out.stages if s.stage == "refine")
+
+    out, refine = run("SELECT COUNT(*) FROM flights")
+    assert out.sql == task.sql
+    assert refine.detail["model_gate"] == "model rewrite not admitted: it drops what the question names (aberdeen)"
+    kept = ("SELECT count(*) FROM flights WHERE trim(SourceAirport) IN "
+            "(SELECT AirportCode FROM airports WHERE trim(City) = 'Aberdeen')")
+    out, refine = run(kept)  # it keeps what the question asks: the proof admits it
+    assert out.sql == kept and refine.detail.get("admitted_by") == "strict finding", refine.detail
 
 
 def test_the_gate_admits_a_model_rewrite_of_a_query_that_fails_to_run(spider_dev, oracle):

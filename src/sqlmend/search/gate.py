@@ -11,6 +11,13 @@ which (``detail["admitted_by"]``):
 
 1. ``original fails to run``: the engine refuses the query being rewritten (an error, not a
    time-out): it cannot be right, so no correct query is lost;
+
+   past this check, a rewrite that drops what the question names in the query it replaces (a
+   quoted value or a number the question holds, a column whose name the question spells:
+   :func:`sqlmend.sql.diff.dropped_names`) is not admitted: a proof that the query is wrong says
+   nothing of the rewrite, and one that drops part of the question answers another (measured:
+   the model's wrong answers that a strict finding let through mostly dropped the filter or the
+   table the finding was about);
 2. ``strict finding``: a static rule of ``strict`` severity proves the query wrong from the
    schema and the data (the rules run again when an earlier stage rewrote the query: a finding
    about the query before that rewrite proves nothing about it now);
@@ -30,6 +37,7 @@ from typing import Any
 
 from sqlmend.rules import RuleContext, check
 from sqlmend.search.engine import execute_original
+from sqlmend.sql.diff import dropped_names
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier
 from sqlmend.stage import refused_by_engine
@@ -96,6 +104,10 @@ class ModelGate:
                                    exec_result=result, exec_error=error)
             findings = [*check(ctx.db, ctx.sql, ctx.task.question, context=rule_ctx),
                         *(f for f in findings if f.source != "static")]
+        dropped = dropped_names(ctx.sql, candidate, ctx.task.question, ctx.dialect)
+        if dropped:
+            return GateVerdict(False, None, f"model rewrite not admitted: it drops what the question names "
+                                            f"({', '.join(dropped)})")
         strict = sorted({f.code for f in findings if f.severity == "strict" and f.source == "static"})
         if strict:
             return GateVerdict(True, STRICT, f"admitted: strict finding(s) {', '.join(strict)} prove the query wrong")

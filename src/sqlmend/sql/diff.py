@@ -18,14 +18,19 @@ Unmatched items facing each other become ``replace``; the rest ``insert`` or
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
 
+from sqlmend.errors import SqlParseError
+from sqlmend.sql.dialects import resolve
 from sqlmend.sql.normalize import normalize
+from sqlmend.sql.parse import parse
 from sqlmend.sql.schema import SchemaLike
 from sqlmend.types import Edit
 
@@ -178,3 +183,55 @@ def kept_share(original: str, candidate: str, dialect: str = "sqlite") -> float:
     keeps more of a query is the smaller change (the search's choice for a query the engine refuses)."""
     before = _tokens(original, dialect)
     return sum((before & _tokens(candidate, dialect)).values()) / max(1, sum(before.values()))
+
+
+def _folded(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def question_names(sql: str, question: str, dialect: str = "sqlite") -> list[str]:
+    """What of ``sql`` the question names, case folded: its quoted values (string literals, double-quoted
+    strings) and numbers that the question's text holds, and its columns whose names (letters and digits,
+    at least 4) the question's words spell; empty when ``sql`` does not parse.
+
+    >>> question_names("SELECT count(*) FROM flights WHERE SourceAirport = 'APG' AND x > 3",
+    ...                "How many flights leave from source airport APG?")
+    ['apg', 'sourceairport']
+    """
+    q = question.casefold()
+    numbers = set(re.findall(r"\d+(?:\.\d+)?", q))
+    try:
+        tokens = Dialect.get_or_raise(resolve(dialect) or dialect).tokenize(sql)
+    except Exception:  # an untokenizable text names nothing
+        return []
+    names: list[str] = []
+    for t in tokens:
+        if t.token_type in (TokenType.STRING, TokenType.IDENTIFIER):
+            value = t.text.strip("%").strip().casefold()
+            if len(value) >= 2 and value in q:
+                names.append(value)
+        elif t.token_type == TokenType.NUMBER and t.text in numbers:
+            names.append(t.text)
+    try:
+        tree = parse(sql, dialect)
+    except SqlParseError:
+        return []
+    spelled = _folded(question)
+    for col in tree.find_all(exp.Column):
+        name = col.name.casefold()
+        if len(_folded(name)) >= 4 and _folded(name) in spelled and name not in names:
+            names.append(name)
+    return names
+
+
+def dropped_names(original: str, candidate: str, question: str, dialect: str = "sqlite") -> list[str]:
+    """What the question names in ``original`` (:func:`question_names`) that ``candidate``'s text no longer
+    holds, case folded: a rewrite that drops a value or a column the question asks about has dropped part
+    of the question (the model gate's check of a model rewrite, :mod:`sqlmend.search.gate`).
+
+    >>> dropped_names("SELECT count(*) FROM flights WHERE SourceAirport = 'APG'",
+    ...               "SELECT count(*) FROM flights", "How many flights leave from APG?")
+    ['apg']
+    """
+    text = candidate.casefold()
+    return [name for name in question_names(original, question, dialect) if name not in text]
