@@ -152,10 +152,6 @@ def _serve(fd: int, path: str, memory: int) -> None:
             return
         if request is None:
             return
-        if request == "peak":
-            import resource
-            pipe.send(("ok", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))
-            continue
         try:
             answer = _execute(conn, *request)
         except MemoryError:
@@ -280,12 +276,11 @@ class DuckDBDatabase(Database):
         return ("late",)
 
     def peak_memory(self) -> int:
-        """The worker's peak resident memory so far, in bytes (0 when no worker runs)."""
+        """The running worker's peak resident memory (``VmHWM``), in bytes; 0 when none runs or /proc does not
+        say. Read from /proc, not the worker's ``getrusage``: that one keeps the caller's peak from before the
+        fork."""
         with self._lock:
-            if self._worker is None:
-                return 0
-            answer = self._ask("peak", 10.0)
-            return int(answer[1]) if answer[0] == "ok" else 0
+            return _resident_peak(self._worker.pid) if self._worker is not None else 0
 
     def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
         wait = timeout * SAFETY_FACTOR + 5.0
