@@ -107,20 +107,17 @@ def memory_mb() -> tuple[float, float]:
 def worker_peak_mb() -> float:
     """The largest peak resident memory (``VmHWM``) of this process's engine workers (DuckDB's, running or
     stopped), in MB."""
-    from sqlmend.db.duckdb import stopped_workers_peak
+    from sqlmend.db.duckdb import resident_peak, stopped_workers_peak
 
-    peak = stopped_workers_peak() / 2**20
+    peak = stopped_workers_peak()
     for children in Path("/proc/self/task").glob("*/children"):
         for pid in children.read_text().split():
             try:
-                if b"sqlmend.db" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    continue
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        peak = max(peak, int(line.split()[1]) / 1024)
+                if b"sqlmend.db" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    peak = max(peak, resident_peak(int(pid)))
             except OSError:
                 continue
-    return peak
+    return peak / 2**20
 
 
 def reason(correction: Any) -> str:

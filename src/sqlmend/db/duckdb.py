@@ -167,7 +167,7 @@ def _serve(fd: int, path: str, memory: int) -> None:
 _peak = [0]  # the largest peak resident memory of a worker this process stopped, in bytes
 
 
-def _resident_peak(pid: int) -> int:
+def resident_peak(pid: int) -> int:
     """A process's peak resident memory (``VmHWM``) in bytes; 0 where /proc does not say."""
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -238,7 +238,7 @@ class DuckDBDatabase(Database):
         self._worker = self._pipe = None
         if worker is None:
             return
-        _peak[0] = max(_peak[0], _resident_peak(worker.pid))
+        _peak[0] = max(_peak[0], resident_peak(worker.pid))
         try:
             pipe.send(None)
         except (OSError, ValueError):
@@ -280,7 +280,7 @@ class DuckDBDatabase(Database):
         say. Read from /proc, not the worker's ``getrusage``: that one keeps the caller's peak from before the
         fork."""
         with self._lock:
-            return _resident_peak(self._worker.pid) if self._worker is not None else 0
+            return resident_peak(self._worker.pid) if self._worker is not None else 0
 
     def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
         wait = timeout * SAFETY_FACTOR + 5.0
