@@ -1,8 +1,9 @@
-"""The simulated model of known quality, the model gate it shaped, and ``sqlmend bench model-sim``.
+"""The stand-in models (simulated and replayed), the model gate they shaped, and ``sqlmend bench model-sim``.
 
-Everything runs on the real Spider dev data: the simulated model answers from the real golds and
-real wrong predictions; the stages it answers run their real prompts, schemas and parsing; the
-gate runs the shipped verifier and rules on the real databases.
+Everything runs on the real Spider dev data: the simulated models answer from the real golds and
+real wrong predictions, the replayed ones from the real prediction files; the stages they answer
+run their real prompts, schemas and parsing; the gate runs the shipped verifier and rules on the
+real databases.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ import json
 
 import pytest
 
-from sqlmend.bench.modelsim import OURS, bench_model_sim, pays_from, write_html
-from sqlmend.bench.simmodel import Oracle, Rates, SimulatedModel, wrong_pool
+from sqlmend.bench.books import DifficultyBook, FileBook, answer_stats
+from sqlmend.bench.difficulty import fit, verdicts_of
+from sqlmend.bench.modelsim import OURS, ModelSpec, bench_model_sim, by_model, pays_from, write_html
+from sqlmend.bench.simmodel import Oracle, Rates, ReplayedModel, SimulatedModel, SqlSource, evaluated, pool_of, wrong_pool
+from sqlmend.data.predictions import load_predictions
 from sqlmend.pipeline import Pipeline, PipelineConfig
 from sqlmend.refine.refiner import RewriteAnswer
 from sqlmend.types import Task
@@ -142,8 +146,8 @@ def test_bench_model_sim_rows_in_process_and_over_http_agree(pred_dir, tmp_path)
     """A small run of every kind of strategy: the rows have the documented keys, sqlmend's own
     strategies keep the first law, and the same model over the OpenAI protocol gives the same rows."""
     pred = pred_dir / "gpt-4_zero-shot.sql"
-    kwargs = dict(qualities=[0.2], strategies=["errorllm", "listwise", "self-correction"], sample=60,
-                  progress=False)
+    kwargs = dict(models=[ModelSpec("independent", 0.2)], strategies=["errorllm", "listwise", "self-correction"],
+                  sample=60, progress=False)
     rows = bench_model_sim([pred], out=tmp_path / "local", **kwargs)
     keys = {"pred", "strategy", "quality", "fixed", "regressed", "regressed_clean", "delta_ex",
             "delta_vs_default", "calls_per_query"}
@@ -179,3 +183,126 @@ def test_the_simulated_model_finds_the_question_of_every_prompt(oracle, spider_d
                   edits="", facts="", probe="none", items="[]", observations="[]")
     msgs = prompts.messages(prompts.load(package, name), **fields)
     assert oracle.task_of("\n".join(m["content"] for m in msgs)) == "204"
+
+
+# --- the difficulty-aware simulated model and the replayed models ---------------------------------
+
+@pytest.fixture(scope="module")
+def reports(spider_dev, pred_dir):
+    return evaluated(spider_dev, sorted(pred_dir.glob("*.sql")))
+
+
+@pytest.fixture(scope="module")
+def left_out(reports):
+    """The item-response fit of the four files but GPT-4 zero-shot, and that file's verdicts."""
+    others = {k: v for k, v in reports.items() if k != "gpt-4_zero-shot"}
+    mine = verdicts_of({"x": reports["gpt-4_zero-shot"]})["x"]
+    return fit(verdicts_of(others), list(mine)), mine
+
+
+def test_the_item_response_fit_puts_a_models_mistakes_where_real_systems_fail(left_out):
+    """At a mean quality q, the difficulty-aware model is right on far fewer of the questions the file
+    under correction got wrong (it was left out of the fit) than q, and wrong on fewer of those it got
+    right than 1 - q; a better model is at least as likely right on every question."""
+    difficulty, mine = left_out
+    assert len(difficulty.systems) == 4 and "gpt-4_zero-shot" not in difficulty.systems
+    for q in (0.2, 0.6, 0.8):
+        p = difficulty.p_right(difficulty.theta_for(q))
+        assert abs(sum(p.values()) / len(p) - q) < 1e-6
+        on_wrong = [p[k] for k, right in mine.items() if not right]
+        on_right = [p[k] for k, right in mine.items() if right]
+        assert sum(on_wrong) / len(on_wrong) < 0.75 * q, q
+        assert 1 - sum(on_right) / len(on_right) < 1 - q, q
+    low, high = difficulty.p_right(difficulty.theta_for(0.4)), difficulty.p_right(difficulty.theta_for(0.6))
+    assert all(high[k] >= low[k] for k in low)
+
+
+def test_a_difficulty_book_answers_right_at_its_probability_and_nests_across_qualities(spider_dev, reports, left_out):
+    difficulty, mine = left_out
+    oracle = Oracle(spider_dev)
+    preds = {r.question_id: r.sql for r in reports["gpt-4_zero-shot"].results}
+    source = SqlSource(oracle, pool_of(reports), preds, operators=None)
+
+    def book(q: float) -> DifficultyBook:
+        return DifficultyBook(f"d{q}", source, difficulty.p_right(difficulty.theta_for(q)))
+
+    low, high = book(0.4), book(0.8)
+    right_low = {k for k in mine if low.right(k)}
+    right_high = {k for k in mine if high.right(k)}
+    assert right_low <= right_high, "what a model of 0.4 answers right, one of 0.8 does too"
+    assert abs(len(right_high) / len(mine) - 0.8) < 0.04
+    for k in CONCERT + ["204", "208"]:  # the SQL matches the draw
+        answer = low.answer(k)
+        if answer is None:  # no change only where no wrong answer exists
+            assert not low.right(k) and source.wrong_sql(k, 0.0) is None, k
+            continue
+        assert oracle.right(k, answer) == low.right(k), k
+        if not low.right(k):
+            assert " ".join(answer.split()) != " ".join(preds[k].split()), "never the file's own query"
+
+
+def test_answer_stats_of_a_replayed_file_are_the_evaluators_counts(spider_dev, reports, pred_dir):
+    """DIN-SQL as the model of DAIL-SQL: right on 60 of the 184 questions DAIL-SQL got wrong, wrong on
+    57 of the 788 it got right (the evaluator's verdicts on the two files)."""
+    oracle = Oracle(spider_dev)
+    dail, din = reports["dail-sql_gpt-4"], reports["din-sql_gpt-4"]
+    correct = {r.question_id: r.correct for r in dail.results if r.scored}
+    book = FileBook("din-sql_gpt-4", load_predictions(pred_dir / "din-sql_gpt-4.sql", spider_dev))
+    stats = answer_stats(book, oracle, {r.question_id: r.sql for r in dail.results}, correct, list(correct))
+    wrong = [q for q in correct if not correct[q]]
+    assert stats.originals_wrong == len(wrong) == 184
+    assert round(stats.right_if_wrong * 184) == sum(din.result(q).correct for q in wrong) == 60
+    assert round(stats.wrong_if_right * 788) == sum(not din.result(q).correct for q in correct if correct[q]) == 57
+    assert 0.8 < stats.judge < 1.0
+
+
+def test_a_replayed_model_answers_with_its_files_sql_and_judges_by_its_own_answer(spider_dev, pred_dir):
+    oracle = Oracle(spider_dev)
+    din = load_predictions(pred_dir / "din-sql_gpt-4.sql", spider_dev)
+    gpt = load_predictions(pred_dir / "gpt-4_zero-shot.sql", spider_dev)
+    model = ReplayedModel("din", [FileBook("din", din)], oracle=oracle)
+    task = spider_dev.task("0")
+    assert _ask(model, task.question) == din["0"]
+    gold = task.gold
+    prompt = (f"Question: {task.question}\n[0] SELECT name FROM singer\n    -> 1 row(s)\n"
+              f"[1] {gold}\n    -> 1 row(s)\nAnswer with one number from 0 to 1, nothing else.")
+    assert oracle.right("0", din["0"]) and model.chat([{"role": "user", "content": prompt}]).text == "1"
+    # two files: a question's call i draws file i, rewrites and judgements counted apart
+    two = ReplayedModel("din+gpt", [FileBook("din", din), FileBook("gpt", gpt)], oracle=oracle)
+    q = next(k for k in CONCERT if " ".join(din[k].split()) != " ".join(gpt[k].split()))
+    asked = spider_dev.task(q).question
+    assert [_ask(two, asked) for _ in range(3)] == [din[q], gpt[q], din[q]]
+
+
+def test_the_same_query_from_a_replayed_model_changes_nothing(spider_dev, pred_dir):
+    """The model's answer is the query it was asked to rewrite: the input stays (the guard: a no-op)."""
+    oracle = Oracle(spider_dev)
+    t = spider_dev.task("0")
+    task = Task(question_id="0", db_id=t.db_id, question=t.question, sql="SELECT count(*) FROM singers")
+    model = ReplayedModel("echo", [FileBook("echo", {"0": task.sql})], oracle=oracle)
+    out = Pipeline(PipelineConfig(stages=["static", "refine", "guard"]),
+                   resolve=lambda stage: model if stage in ("refiner", "localizer") else None,
+                   db_root=spider_dev.db_root).correct(task)
+    refine = next(s for s in out.stages if s.stage == "refine")
+    assert out.sql == task.sql and refine.calls >= 1 and not out.changed
+
+
+def test_bench_model_sim_replays_each_file_as_the_model_of_the_others(pred_dir, tmp_path):
+    """--replay: the file is never its own model; a second model reuses the strategy's base run (only the
+    questions where the model was called are corrected again); every row states the model's rates."""
+    gpt, din, dail = (pred_dir / f"{n}.sql" for n in ("gpt-4_zero-shot", "din-sql_gpt-4", "dail-sql_gpt-4"))
+    skipped: list[str] = []
+    kwargs = dict(strategies=["errorllm"], sample=40, progress=False, out=tmp_path, on_skip=skipped.append)
+    rows = bench_model_sim([gpt, din], [ModelSpec("replay", files=(str(din),))], **kwargs)
+    assert [r.pred for r in rows] == ["gpt-4_zero-shot"] and skipped and "din-sql_gpt-4" in skipped[0]
+    first = rows[0]
+    assert first.kind == "replay" and first.model == "replay din-sql_gpt-4" and first.quality == pytest.approx(first.model_ex / 100)
+    assert 0 < first.p_right_if_wrong < 1 and 0 <= first.p_wrong_if_right < 0.2 and first.judge_accuracy > 0.5
+    assert first.regressed_clean <= 1
+    again = bench_model_sim([gpt], [ModelSpec("replay", files=(str(dail),))], **kwargs)
+    runs = sorted((tmp_path / "gpt-4_zero-shot" / "errorllm").glob("replay-*/corrections.jsonl"))
+    sizes = sorted(len(p.read_text().splitlines()) for p in runs)
+    assert len(runs) == 2 and 0 < sizes[0] < sizes[1], sizes
+    assert again[0].calls_per_query == first.calls_per_query
+    summary = by_model(rows + again)
+    assert [s["model"] for s in summary] == ["replay din-sql_gpt-4", "replay dail-sql_gpt-4"]

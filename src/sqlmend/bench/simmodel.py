@@ -1,35 +1,43 @@
-"""A simulated model of known quality, for benchmarks only (``sqlmend bench model-sim``).
+"""Stand-in models for benchmarks only (``sqlmend bench model-sim``): simulated and replayed.
 
-It stands for the model a team would plug into sqlmend's model stages, so that what sqlmend
+They stand for the model a team would plug into sqlmend's model stages, so that what sqlmend
 does *around* a model (which queries it asks the model to touch, how the guard and the gates
-treat the answers, the first law) can be measured at a model quality chosen in advance. It is
+treat the answers, the first law) can be measured with a model whose answers are known. Each is
 a :class:`~sqlmend.llm.base.Backend` like any other: the stages run their real code path
 (prompts, JSON schemas, structured-output validation, the call log), and it can be served
 over the OpenAI protocol by :mod:`sqlmend.llm.server` like the embedded models.
 
-Its answers come from real SQL. It recognises the task from the last ``Question:`` line of
-the prompt (the database's table names break ties between identical questions) and what it
-is asked from the answer's JSON schema (or, for free text, from the prompt):
+Their answers come from real SQL. A model recognises the task from the last ``Question:`` line
+of the prompt (the database's table names break ties between identical questions) and what it
+is asked from the answer's JSON schema (or, for free text, from the prompt): a **rewrite**
+(ErrorLLM's RefLLM, MIRA's adaptation and recovery, the baselines), a **judgement** (MIRA's
+repair-unit judge and evidence-verified activation, the listwise verifier), or a **localization**
+(ErrorLLM's LocLLM: no location, the stage's default localizations stand). Two kinds:
 
-* **rewrite** (ErrorLLM's RefLLM, MIRA's adaptation and recovery, the baselines): with
-  probability ``fix_rate`` the benchmark's gold, re-written (other aliases, keyword case,
-  layout: :func:`sqlmend.sql.restyle`, executed to check it is still right); else with
-  probability ``echo_rate`` no change; else a *real wrong query* for the same question,
-  drawn from other systems' wrong predictions (the pool: the shared prediction files, the
-  file under correction left out), or an execution-checked perturbation of the gold
-  (:func:`sqlmend.synth.build.perturb`) where no other system was wrong;
-* **judge** (MIRA's repair-unit judge and evidence-verified activation, the listwise
-  verifier): the right answer with probability ``judge_accuracy``, else the wrong one. Right
-  means what the gold says: a repair unit is needed when the query with it reverted is wrong;
-  an item should be activated when the current SQL is wrong; the listwise choice is the first
-  candidate that is right (0, the original, when it is right or none is).
-* **localize** (ErrorLLM's LocLLM): no location (the stage's default localizations stand).
+* :class:`ReplayedModel` answers from *answer books* (:mod:`sqlmend.bench.books`): a real
+  model's prediction file replayed (its difficulty and mistakes included), or a
+  difficulty-aware simulated model of quality q (right on question j with a probability that
+  follows how hard j is for real systems, :mod:`sqlmend.bench.difficulty`). A rewrite is the
+  book's SQL; a judge trusts its own answer (right exactly when the judged query returns its
+  answer's rows). With several books, a question's call i draws book i.
+* :class:`SimulatedModel`, the *independent* simulated model: every call's rewrite is the
+  benchmark's gold re-written (other aliases, keyword case, layout:
+  :func:`sqlmend.sql.restyle`, executed to check it is still right) with probability
+  ``fix_rate``, else no change with probability ``echo_rate``, else a *real wrong query* for
+  the same question, drawn from other systems' wrong predictions (the pool: the shared
+  prediction files, the file under correction left out) or an execution-checked perturbation
+  of the gold (:func:`sqlmend.synth.build.perturb`) where no other system was wrong; a judge is
+  right with probability ``judge_accuracy``. Right means what the gold says: a repair unit is
+  needed when the query with it reverted is wrong; an item should be activated when the
+  current SQL is wrong; the listwise choice is the first candidate that is right (0, the
+  original, when it is right or none is). Its quality is the same on every question, which
+  real models' is not: its rows are kept, labelled, for comparison.
 
-Every draw is a hash of ``seed``, the question and the prompt, not of the quality: the
-same call gets the same uniform number at every quality, so a question a model of quality
-0.4 fixes is fixed at 0.6 too, and the curves over quality are not noise. Tokens are counted
-as characters / 4. Never a default and never a claim about a real model's quality: the rates
-and the pool are stated with every number it produces.
+Every draw is a hash of ``seed``, the question and (for the independent model) the prompt, not
+of the quality: the same call gets the same uniform number at every quality, so a question a
+model of quality 0.4 fixes is fixed at 0.6 too, and the curves over quality are not noise.
+Tokens are counted as characters / 4. Never a default and never a claim about a real model's
+quality: the model and its measured rates are stated with every number it produces.
 """
 
 from __future__ import annotations
@@ -109,6 +117,7 @@ class Oracle:
         self._lock = threading.Lock()
         self._verdicts: dict[tuple[str, str], bool] = {}
         self._gold_rows: dict[str, set | None] = {}
+        self._answers: dict[tuple[str, str], set | None] = {}
         self._by_question: dict[str, list[str]] = {}
         for t in dataset:
             self._by_question.setdefault(" ".join(t.question.split()), []).append(t.question_id)
@@ -134,6 +143,25 @@ class Oracle:
             return set(map(tuple, db.execute(text, timeout=self.timeout, max_rows=100_000).rows))
         except (DatabaseError, SqlError):
             return None
+
+    def answer_rows(self, question_id: str, text: str) -> set | None:
+        """:meth:`rows`, remembered (a model's own answer, compared with many queries)."""
+        key = (question_id, " ".join(text.split()))
+        with self._lock:
+            if key in self._answers:
+                return self._answers[key]
+        rows = self.rows(question_id, text)
+        with self._lock:
+            self._answers[key] = rows
+        return rows
+
+    def agree(self, question_id: str, text: str, answer: str) -> bool:
+        """Whether ``text`` returns the rows of ``answer`` (the evaluator's rule; False when either fails)."""
+        if " ".join(text.split()) == " ".join(answer.split()):
+            return self.answer_rows(question_id, answer) is not None
+        mine = self.answer_rows(question_id, answer)
+        rows = self.rows(question_id, text) if mine is not None else None
+        return rows is not None and same_set(rows, mine)
 
     def gold_rows(self, question_id: str) -> set | None:
         with self._lock:
@@ -183,7 +211,7 @@ class Oracle:
         return max(ids, key=mentions)
 
 
-def _uniform(*parts: Any) -> float:
+def uniform(*parts: Any) -> float:
     """A number in [0, 1) fixed by ``parts`` (no global random state)."""
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") / 2 ** 64
@@ -199,33 +227,20 @@ class _Draws:
         self.by_answer[kind] = self.by_answer.get(kind, 0) + 1
 
 
-class SimulatedModel(Backend):
-    """A chat backend whose answers are drawn from real SQL at a known quality (see the module doc).
-
-    Args:
-        model: the model's name in logs and call keys (say the quality in it: ``sim-q0.6``).
-        name: the endpoint name.
-        log: the call log.
-        oracle: the benchmark's golds (:class:`Oracle`).
-        pool: ``{question_id: [wrong SQL, ...]}``, real wrong predictions of other systems.
-        rates: the quality (:class:`Rates`).
-        exclude: ``{question_id: SQL}`` never drawn as a wrong answer (the file being corrected:
-            a model that answers the input it was given is an echo, counted as such).
-    """
+class _Answering(Backend):
+    """What the benchmark's stand-in models share: which question a prompt is about, what the call
+    asks (from the answer's schema), and the answer of each kind of call, from two primitives a
+    model defines: :meth:`_draw_rewrite` (the SQL it writes, None for no change) and
+    :meth:`_thinks_right` (whether it takes a SQL for a right answer to the question)."""
 
     kind = KIND
 
-    def __init__(self, model: str, name: str | None = None, log: Any = None, *, oracle: Oracle,
-                 pool: dict[str, list[str]], rates: Rates, exclude: dict[str, str] | None = None):
+    def __init__(self, model: str, name: str | None = None, log: Any = None, *, oracle: Oracle):
         super().__init__(model, name, log)
-        self.oracle, self.pool, self.rates = oracle, pool, rates
-        self.exclude = {k: " ".join(v.split()) for k, v in (exclude or {}).items()}
+        self.oracle = oracle
         self.draws = _Draws()
         self._lock = threading.Lock()
-        self._right: dict[tuple[str, int], str] = {}
-        self._perturbed: dict[str, list[str]] = {}
 
-    # --- the answers ------------------------------------------------------
     def _chat(self, messages: list[Message], options: ChatOptions, json_schema: dict | None) -> ChatResult:
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         qid = self.oracle.task_of(prompt)
@@ -241,16 +256,20 @@ class SimulatedModel(Backend):
                           raw={"simulated": {"role": role, "answer": kind, "question_id": qid}},
                           model=self.model, backend=self.kind, finish_reason="stop")
 
+    # --- what a model defines -------------------------------------------------
     def _draw_rewrite(self, qid: str, key: str) -> tuple[str | None, str]:
-        """``(sql, kind)``: a right query, None for no change, or a real wrong one."""
-        u = _uniform(self.rates.seed, qid, key, "rewrite")
-        if u < self.rates.fix_rate:
-            return self.right_sql(qid, int(_uniform(self.rates.seed, qid, key, "style") * 3)), "right"
-        if u < self.rates.fix_rate + self.rates.echo_rate:
-            return None, "echo"
-        wrong = self.wrong_sql(qid, _uniform(self.rates.seed, qid, key, "pick"))
-        return (wrong, "wrong") if wrong else (None, "echo")
+        """``(sql, kind)``: the SQL the model writes for the question (None: no change)."""
+        raise NotImplementedError
 
+    def _thinks_right(self, qid: str, key: str, what: str, sql: str) -> tuple[bool, str]:
+        """``(verdict, kind)``: whether the model takes ``sql`` for a right answer; kind ``right``
+        when the verdict is the truth, else ``wrong``."""
+        raise NotImplementedError
+
+    def _listwise(self, qid: str, key: str, prompt: str) -> tuple[str, str]:  # the listwise verifier
+        raise NotImplementedError
+
+    # --- the answers ----------------------------------------------------------
     def _rewrite(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # RefLLM
         sql, kind = self._draw_rewrite(qid, key)
         if sql is None:
@@ -274,34 +293,69 @@ class SimulatedModel(Backend):
     def _localize(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:
         return {"errors": []}, "none"
 
-    def _honest(self, qid: str, key: str, what: str) -> bool:
-        return _uniform(self.rates.seed, qid, key, what) < self.rates.judge
-
     def _judge(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # MIRA's repair-unit judge
         reverted = _between(prompt, "Query with the change reverted:", "Repaired query:")
-        needed = not self.oracle.right(qid, reverted) if reverted else True
-        honest = self._honest(qid, key, "judge")
-        accept = needed if honest else not needed
+        fine, kind = self._thinks_right(qid, key, "judge", reverted)
         question = (_QUESTION.findall(prompt) or [""])[-1]
-        return {"accept": accept, "probe": None, "error_type": "clause_error",
+        return {"accept": not fine, "probe": None, "error_type": "clause_error",
                 "applicability": f"questions like: {question}",
                 "incorrect_behavior": "the query without this change answers another question",
                 "required_behavior": f"what the question asks: {question}",
                 "repair_behavior": "make the change this repair unit records",
                 "preserve": ["the rest of the query"], "not_applicable": "questions that do not ask this",
-                "reason": "simulated judge"}, "right" if honest else "wrong"
+                "reason": "simulated judge"}, kind
 
     def _activate(self, qid: str, key: str, prompt: str) -> tuple[dict, str]:  # MIRA's activation
         current = _between(prompt, "Current SQL:", "Candidate memory items")
-        needed = not self.oracle.right(qid, current) if current else False
         verdicts, kinds = [], []
         for item in dict.fromkeys(_ITEM_ID.findall(_between(prompt, "Candidate memory items", "Observations")
                                                    or prompt)):
-            honest = self._honest(qid, key, f"activate:{item}")
-            kinds.append("right" if honest else "wrong")
-            verdicts.append({"item": item, "activate": needed if honest else not needed,
-                             "reason": "simulated judge", "binding": ""})
+            fine, kind = self._thinks_right(qid, key, f"activate:{item}", current)
+            kinds.append(kind)
+            verdicts.append({"item": item, "activate": not fine, "reason": "simulated judge", "binding": ""})
         return {"probe": None, "verdicts": verdicts}, "+".join(sorted(set(kinds))) or "none"
+
+
+class SimulatedModel(_Answering):
+    """A chat backend whose answers are drawn from real SQL at a known quality, the same on every
+    question (see the module doc): each call's rewrite is right with probability ``fix_rate``,
+    each judgement with probability ``judge``, independently.
+
+    Args:
+        model: the model's name in logs and call keys (say the quality in it: ``sim-q0.6``).
+        name: the endpoint name.
+        log: the call log.
+        oracle: the benchmark's golds (:class:`Oracle`).
+        pool: ``{question_id: [wrong SQL, ...]}``, real wrong predictions of other systems.
+        rates: the quality (:class:`Rates`).
+        exclude: ``{question_id: SQL}`` never drawn as a wrong answer (the file being corrected:
+            a model that answers the input it was given is an echo, counted as such).
+    """
+
+    def __init__(self, model: str, name: str | None = None, log: Any = None, *, oracle: Oracle,
+                 pool: dict[str, list[str]], rates: Rates, exclude: dict[str, str] | None = None):
+        super().__init__(model, name, log, oracle=oracle)
+        self.rates = rates
+        self.source = SqlSource(oracle, pool, exclude, rates.seed)
+
+    def _draw_rewrite(self, qid: str, key: str) -> tuple[str | None, str]:
+        """``(sql, kind)``: a right query, None for no change, or a real wrong one."""
+        u = uniform(self.rates.seed, qid, key, "rewrite")
+        if u < self.rates.fix_rate:
+            return self.source.right_sql(qid, int(uniform(self.rates.seed, qid, key, "style") * 3)), "right"
+        if u < self.rates.fix_rate + self.rates.echo_rate:
+            return None, "echo"
+        wrong = self.source.wrong_sql(qid, uniform(self.rates.seed, qid, key, "pick"))
+        return (wrong, "wrong") if wrong else (None, "echo")
+
+    def _honest(self, qid: str, key: str, what: str) -> bool:
+        return uniform(self.rates.seed, qid, key, what) < self.rates.judge
+
+    def _thinks_right(self, qid: str, key: str, what: str, sql: str) -> tuple[bool, str]:
+        # no SQL shown: a judge's query is taken as wrong, an activation's current SQL as right
+        truth = self.oracle.right(qid, sql) if sql else what.startswith("activate")
+        honest = self._honest(qid, key, what)
+        return (truth if honest else not truth), ("right" if honest else "wrong")
 
     def _listwise(self, qid: str, key: str, prompt: str) -> tuple[str, str]:  # the listwise verifier
         shown = {int(i): text for i, text in _CANDIDATE.findall(prompt)}
@@ -313,9 +367,36 @@ class SimulatedModel(Backend):
         others = [i for i in sorted(shown) if i != right]
         if not others:
             return str(right), "right"
-        return str(others[int(_uniform(self.rates.seed, qid, key, "other") * len(others))]), "wrong"
+        return str(others[int(uniform(self.rates.seed, qid, key, "other") * len(others))]), "wrong"
 
-    # --- the SQL it draws from --------------------------------------------
+    # the SQL it draws from (kept as methods: the tests and the books ask for them)
+    def right_sql(self, qid: str, style: int) -> str:
+        return self.source.right_sql(qid, style)
+
+    def wrong_sql(self, qid: str, u: float) -> str | None:
+        return self.source.wrong_sql(qid, u)
+
+
+class SqlSource:
+    """The SQL a stand-in model answers with: the gold re-written, or a real wrong query.
+
+    Args:
+        oracle: the benchmark's golds.
+        pool: ``{question_id: [wrong SQL, ...]}``, real wrong predictions of other systems.
+        exclude: ``{question_id: SQL}`` never drawn as a wrong answer (the file being corrected).
+        seed: the seed of the perturbations.
+        operators: how many of the perturbation operators (in a seeded order) are tried on a gold
+            (None: all of them; the independent model tries 8).
+    """
+
+    def __init__(self, oracle: Oracle, pool: dict[str, list[str]], exclude: dict[str, str] | None = None,
+                 seed: int = 0, operators: int | None = 8):
+        self.oracle, self.pool, self.seed, self.operators = oracle, pool, seed, operators
+        self.exclude = {k: " ".join(v.split()) for k, v in (exclude or {}).items()}
+        self._lock = threading.Lock()
+        self._right: dict[tuple[str, int], str] = {}
+        self._perturbed: dict[str, list[str]] = {}
+
     def right_sql(self, qid: str, style: int) -> str:
         """The gold written in ``style`` (:func:`sqlmend.sql.restyle`), or as it is when the
         rewriting does not return the gold's rows."""
@@ -352,19 +433,77 @@ class SimulatedModel(Backend):
         db = self.oracle._db(task.db_id)
         out: list[str] = []
         if db is not None and task.gold:
-            rng = random.Random(f"{self.rates.seed}:{qid}")
+            rng = random.Random(f"{self.seed}:{qid}")
             ops = sorted(OPERATORS.values(), key=lambda op: op.name)
             rng.shuffle(ops)
             try:
                 gold_result = db.execute(task.gold, timeout=self.oracle.timeout, max_rows=2000)
-                out = [text for text, _, _ in perturb(task.gold, db.schema(), db, gold_result, rng, ops[:8],
-                                                      timeout=self.oracle.timeout)]
-                out = [text for text in out if not self.oracle.right(qid, text)][:3]  # wrong by the EX rule too
+                for text, _, _ in perturb(task.gold, db.schema(), db, gold_result, rng, ops[:self.operators],
+                                          timeout=self.oracle.timeout):
+                    if not self.oracle.right(qid, text):  # wrong by the EX rule too
+                        out.append(text)
+                        if len(out) == 3:
+                            break
             except (DatabaseError, SqlError):
                 out = []
         with self._lock:
             self._perturbed[qid] = out
         return out
+
+
+class ReplayedModel(_Answering):
+    """A chat backend that answers from answer books: a real model's prediction file replayed
+    (:class:`~sqlmend.bench.books.FileBook`), or a simulated model's answers
+    (:class:`~sqlmend.bench.books.DifficultyBook`).
+
+    A rewrite is the book's SQL for the question (None in the book: no change; the SQL being
+    rewritten when the book holds the same query, which the guard then keeps as a no-op). A
+    judge trusts its own answer: it takes a SQL for right exactly when that SQL returns the rows
+    of the book's SQL (the evaluator's rule); the listwise verifier chooses the first candidate
+    that does (0, the original, when it does or none does). With several books, a question's
+    call i (rewrites and judgements counted apart) draws book i (modulo their number): k
+    samples from k models.
+
+    Args:
+        model: the model's name in logs and call keys.
+        books: the answer books, each with ``answer(question_id) -> str | None``.
+        name: the endpoint name.
+        log: the call log.
+        oracle: the benchmark's golds.
+    """
+
+    def __init__(self, model: str, books: list[Any], name: str | None = None, log: Any = None, *,
+                 oracle: Oracle):
+        if not books:
+            raise ValueError("a replayed model needs at least one answer book")
+        super().__init__(model, name, log, oracle=oracle)
+        self.books = list(books)
+        self._calls: dict[tuple[str, str], int] = {}
+
+    def book(self, qid: str, family: str) -> Any:
+        """The book of the question's next call of this family (``answer`` or ``judge``)."""
+        with self._lock:
+            i = self._calls.get((qid, family), 0)
+            self._calls[(qid, family)] = i + 1
+        return self.books[i % len(self.books)]
+
+    def _draw_rewrite(self, qid: str, key: str) -> tuple[str | None, str]:
+        sql = self.book(qid, "answer").answer(qid)
+        return (sql, "answer") if sql else (None, "echo")
+
+    def _thinks_right(self, qid: str, key: str, what: str, sql: str) -> tuple[bool, str]:
+        mine = self.book(qid, "judge").answer(qid)
+        verdict = True if not mine else self.oracle.agree(qid, sql, mine)  # no answer of its own: trusts the SQL
+        return verdict, "right" if verdict == self.oracle.right(qid, sql) else "wrong"
+
+    def _listwise(self, qid: str, key: str, prompt: str) -> tuple[str, str]:
+        shown = {int(i): text for i, text in _CANDIDATE.findall(prompt)}
+        mine = self.book(qid, "judge").answer(qid)
+        if not shown or not mine:
+            return "0", "none"
+        pick = next((i for i in sorted(shown) if self.oracle.agree(qid, shown[i], mine)), 0)
+        right = next((i for i in sorted(shown) if self.oracle.right(qid, shown[i])), 0)
+        return str(pick), "right" if pick == right else "wrong"
 
 
 def _role(json_schema: dict | None, prompt: str) -> str:
@@ -397,11 +536,9 @@ def _between(text: str, start: str, end: str) -> str:
     return body
 
 
-def wrong_pool(dataset: Any, pred_files: list[Path], workers: int = 2, progress: bool = False) -> dict[str, list[str]]:
-    """The real wrong predictions of each question, over the given prediction files.
-
-    A prediction is wrong when the evaluator says so (other rows, or it fails to run;
-    a time-out is left out). Each SQL appears once per question.
+def evaluated(dataset: Any, pred_files: list[Path], workers: int = 2,
+              progress: bool = False) -> dict[str, Any]:
+    """The evaluator's report of each prediction file, by the file's stem.
 
     Args:
         dataset: the benchmark.
@@ -410,18 +547,32 @@ def wrong_pool(dataset: Any, pred_files: list[Path], workers: int = 2, progress:
         progress: show progress bars.
 
     Returns:
-        ``{question_id: [SQL, ...]}`` in the files' order.
+        ``{stem: EvalReport}`` in the files' order.
     """
     from sqlmend.bench.evaluate import evaluate
     from sqlmend.data.predictions import load_predictions
 
+    return {Path(path).stem: evaluate(dataset, load_predictions(path, dataset), workers=workers, progress=progress,
+                                      label=f"pool {Path(path).stem}") for path in pred_files}
+
+
+def pool_of(reports: dict[str, Any]) -> dict[str, list[str]]:
+    """The real wrong predictions of each question over evaluated files (:func:`evaluated`).
+
+    A prediction is wrong when the evaluator says so (other rows, or it fails to run; a
+    time-out is left out). Each SQL appears once per question, in the files' order.
+    """
     pool: dict[str, list[str]] = {}
-    for path in pred_files:
-        preds = load_predictions(path, dataset)
-        report = evaluate(dataset, preds, workers=workers, progress=progress, label=f"pool {Path(path).stem}")
+    for report in reports.values():
         for r in report.results:
             if r.verdict in ("wrong", "pred_error") and r.sql.strip():
                 seen = pool.setdefault(r.question_id, [])
                 if r.sql not in seen:
                     seen.append(r.sql)
     return pool
+
+
+def wrong_pool(dataset: Any, pred_files: list[Path], workers: int = 2, progress: bool = False) -> dict[str, list[str]]:
+    """The real wrong predictions of each question over the given prediction files
+    (:func:`evaluated`, then :func:`pool_of`): ``{question_id: [SQL, ...]}``."""
+    return pool_of(evaluated(dataset, pred_files, workers, progress))
