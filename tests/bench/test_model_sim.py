@@ -306,3 +306,21 @@ def test_bench_model_sim_replays_each_file_as_the_model_of_the_others(pred_dir, 
     assert again[0].calls_per_query == first.calls_per_query
     summary = by_model(rows + again)
     assert [s["model"] for s in summary] == ["replay din-sql_gpt-4", "replay dail-sql_gpt-4"]
+
+
+def test_the_command_replays_a_file_and_refuses_a_quality_for_it(pred_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from sqlmend.cli import app
+
+    din, gpt = str(pred_dir / "din-sql_gpt-4.sql"), str(pred_dir / "gpt-4_zero-shot.sql")
+    res = CliRunner().invoke(app, ["bench", "model-sim", "--replay", din, "--quality", "0.4"])
+    assert res.exit_code == 2 and "a replayed model has its own" in res.output
+    rows = tmp_path / "rows.json"
+    res = CliRunner().invoke(app, ["bench", "model-sim", "--replay", din, "--pred", gpt, "--pred", din,
+                                   "--strategy", "errorllm", "--sample", "12", "--out", str(tmp_path / "runs"),
+                                   "--json", str(rows), "-q"])
+    assert res.exit_code == 0, res.output
+    assert "din-sql_gpt-4 is not corrected by replay din-sql_gpt-4" in res.output
+    assert "errorllm with replay din-sql_gpt-4 on 1 file(s): Δ vs default mean" in res.output
+    assert [r["model"] for r in json.loads(rows.read_text())] == ["replay din-sql_gpt-4"]
