@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect
+from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect, split_schemas, with_schemas
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
 from sqlmend.taxonomy import REFUSED
@@ -282,6 +282,7 @@ def database_name(target: str) -> str:
     >>> database_name("mysql://reader:pw@127.0.0.1:3306/concert_singer")
     'concert_singer'
     """
+    target = split_schemas(target)[0]
     low = target.lower()
     if low.startswith(("postgresql://", "postgres://")):
         return urlparse(target).path.strip("/") or "postgres"
@@ -357,7 +358,12 @@ class Corrector:
 
     Args:
         db: the database: a SQLite path (or ``sqlite:///path``), a ``postgresql://`` URL,
-            or a DuckDB file (``duckdb:///path`` or a path ending in ``.duckdb``).
+            a DuckDB file (``duckdb:///path`` or a path ending in ``.duckdb``) or a ``mysql://`` URL.
+            PostgreSQL and DuckDB are read in every schema the login may read (tables, views,
+            materialized views, comments); a table outside the search path is named ``schema.name``.
+        schemas: the schema filter: only these schemas are read (``["sales", "hr"]``; the same as a
+            ``?schemas=sales,hr`` parameter of the URL); on MySQL, the databases to read (default: the
+            URL's alone).
         stages: stages to run, in pipeline order (a list or ``"static,guard"``); default:
             every default stage (static, memory, search, refine, guard; ``detector`` is opt-in).
         models: model assignments ``STAGE=ENDPOINT`` (a string, list or mapping; ``"*=local"``
@@ -387,8 +393,8 @@ class Corrector:
                  options: Mapping[str, Mapping[str, Any]] | None = None, timeout: float | None = None,
                  strategy: str | None = None, config: PipelineConfig | None = None,
                  db_id: str | None = None, pipeline: Pipeline | None = None,
-                 checker: Pipeline | None = None) -> None:
-        self.target = os.fspath(db)
+                 checker: Pipeline | None = None, schemas: Sequence[str] | str | None = None) -> None:
+        self.target = with_schemas(os.fspath(db), schemas)
         self.db_id = db_id or database_name(self.target)
         if pipeline is not None:
             given = [stages, models, memory_store, options, timeout, strategy, config]

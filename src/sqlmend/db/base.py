@@ -61,6 +61,11 @@ MAX_JOIN_TABLES = 64
 ENGINE_MEMORY = 512 * 2**20
 
 
+#: Seconds a view's (or materialized view's) row count may take when the schema is read; past it, or
+#: when the view fails (an unpopulated materialized view), its ``row_count`` is None.
+VIEW_COUNT_TIMEOUT = 5.0
+
+
 #: malloc arenas a long-running process keeps (glibc's default is 8 a core): each thread that held a
 #: large result in its own arena kept that memory after it was freed, so a service's resident memory
 #: rose in steps with its threads (``sqlmend bench soak``, docs/scale.md).
@@ -290,6 +295,13 @@ class Database(ABC):
         """Quote a table or column name for this database (:func:`quote_ident` in its dialect)."""
         return quote_ident(name, self.dialect)
 
+    def relation(self, table: str) -> str:
+        """A relation of the schema as a query writes it: its key (``Table.name``) quoted, schema and name
+        apart for a qualified one (``"sales"."Orders"``); a name the schema does not have, quoted whole."""
+        from sqlmend.db.schema import relation_sql
+
+        return relation_sql(self.schema().table(table) or table, self.quote)
+
     def close(self) -> None:
         """Close the connection (safe to call twice)."""
         conn = getattr(self, "_conn", None)
@@ -425,11 +437,19 @@ class Database(ABC):
             key = self.cache_key()
             schema = LOADED.get("schema", key)
             if schema is None:
+                from sqlmend.db.schema import relation_sql
+
                 schema = self._introspect()
                 schema.dialect = self.dialect
                 for table in schema.tables:
-                    rows = self._query(f"SELECT COUNT(*) FROM {self.quote(table.name)}")
-                    table.row_count = int(rows[0][0])
+                    count = f"SELECT COUNT(*) FROM {relation_sql(table, self.quote)}"
+                    if table.kind == "table":
+                        table.row_count = int(self._query(count)[0][0])
+                        continue
+                    try:  # a view runs its query: one that fails or is slow has no count
+                        table.row_count = int(self._query(count, timeout=VIEW_COUNT_TIMEOUT)[0][0])
+                    except DatabaseError:
+                        table.row_count = None
                 LOADED.put("schema", key, schema)
             self._schema = schema
         return self._schema

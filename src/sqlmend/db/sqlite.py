@@ -174,19 +174,20 @@ class SqliteDatabase(Database):
         return QueryError(f"SQLite: {message}", engine_message=message)
 
     def _introspect(self) -> Schema:
-        names = [r[0] for r in self._query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-            "ESCAPE '\\' ORDER BY rowid")]
+        rows = self._query(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
+            "ESCAPE '\\' ORDER BY rowid")
         tables = []
-        for name in names:
+        for name, kind in rows:
             info = self._query(f"PRAGMA table_info({quote_ident(name)})")
             columns = [Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]), not_null=bool(r[3]))
                        for r in info]
             pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
-            tables.append(Table(name=name, columns=columns, primary_key=pk))
-        schema = Schema(tables=tables, dialect=self.dialect)
+            tables.append(Table(name=name, columns=columns, primary_key=pk, schema="main", kind=kind))
+        schema = Schema(tables=tables, dialect=self.dialect, search_path=["main"])
         for table in tables:
-            table.foreign_keys = self._foreign_keys(table.name, schema)
+            if table.kind == "table":
+                table.foreign_keys = self._foreign_keys(table.name, schema)
         return schema
 
     def _foreign_keys(self, table: str, schema: Schema) -> list[ForeignKey]:

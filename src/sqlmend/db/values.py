@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
+from sqlmend.db.schema import relation_sql
 from sqlmend.errors import ConfigError, QueryError, QueryTimeout
 from sqlmend.paths import cache_dir
 
@@ -45,8 +46,8 @@ if TYPE_CHECKING:
 
 #: Lookup modes, strict to loose.
 MODES = ("exact", "ci", "trim", "plural", "prefix", "approx")
-#: Bump when the cached file format or what is indexed changes.
-INDEX_VERSION = 1
+#: Bump when the cached file format or what is indexed changes (2: views, and relations of every schema).
+INDEX_VERSION = 2
 #: Distinct values read per column at most (a column with more is marked partial).
 MAX_DISTINCT = 50_000
 #: Values longer than this are indexed for exact lookups only (free text, not categories).
@@ -229,7 +230,8 @@ class ValueIndex:
         for table in db.schema().tables:
             for column in table.columns:
                 c = db.quote(column.name)
-                sql = f"SELECT DISTINCT {c} FROM {db.quote(table.name)} WHERE {c} IS NOT NULL LIMIT {max_distinct + 1}"
+                sql = (f"SELECT DISTINCT {c} FROM {relation_sql(table, db.quote)} WHERE {c} IS NOT NULL "
+                       f"LIMIT {max_distinct + 1}")
                 try:
                     rows = db._query(sql, timeout=timeout)
                 except (QueryError, QueryTimeout):

@@ -99,9 +99,14 @@ class DatabasesOut(_Open):
 class SchemaOut(_Open):
     database: str
     dialect: str
-    tables: list[dict[str, Any]] = Field(description="name, row_count, primary_key, foreign_keys, columns "
-                                                     "(name, type, primary_key, not_null; text columns: "
-                                                     "values, distinct_values, more_values)")
+    schemas: list[str] = Field(default_factory=list, description="the schemas read")
+    search_path: list[str] = Field(default_factory=list,
+                                   description="the schemas an unqualified table name is looked up in")
+    tables: list[dict[str, Any]] = Field(description="name (schema.name outside the search path), schema, kind "
+                                                     "(table, view, materialized view), comment, row_count, "
+                                                     "primary_key, foreign_keys, columns (name, type, "
+                                                     "primary_key, not_null, comment; text columns: values, "
+                                                     "distinct_values, more_values)")
 
 
 # --- the tools -------------------------------------------------------------------

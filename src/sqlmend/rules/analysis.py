@@ -143,7 +143,7 @@ class QueryAnalysis:
     def _source(self, node: Any, join: Any) -> Source:
         alias = (node.alias_or_name or "").lower()
         if isinstance(node, ast.Table):
-            table = self.schema.table(node.name)
+            table = self.schema.table(sql.table_key(node, self._resolver.mapping))
             if table is None:
                 return Source(alias, None, {}, node, join, known=False)
             return Source(alias, table.name, {c.name.lower(): c.name for c in table.columns},

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlmend.db.base import quote_ident
+from sqlmend.db.schema import relation_sql
 from sqlmend.errors import DatabaseError
 from sqlmend.types import Schema
 
@@ -38,6 +39,10 @@ class Probe:
     def _q(self, name: str) -> str:
         return quote_ident(name, self.dialect)
 
+    def _t(self, table: str) -> str:
+        """A schema table as the query writes it (schema-qualified where its key is)."""
+        return relation_sql(self.schema.table(table) or table, self._q)
+
     def _rows(self, text: str, max_rows: int = 100) -> list[tuple] | None:
         key = ("rows", text, max_rows)
         if key not in self._cache:
@@ -60,26 +65,26 @@ class Probe:
         Returns:
             True / False, or None when the probe failed.
         """
-        rows = self._rows(f"SELECT 1 FROM {self._q(table)} WHERE {self._q(column)} {op_sql} "
+        rows = self._rows(f"SELECT 1 FROM {self._t(table)} WHERE {self._q(column)} {op_sql} "
                           f"{literal_sql} LIMIT 1", 1)
         return None if rows is None else bool(rows)
 
     def non_null_count(self, table: str, column: str) -> int:
         """How many rows of ``table`` have a value in ``column`` (capped at 1,000)."""
-        rows = self._rows(f"SELECT count(*) FROM (SELECT 1 FROM {self._q(table)} WHERE "
+        rows = self._rows(f"SELECT count(*) FROM (SELECT 1 FROM {self._t(table)} WHERE "
                           f"{self._q(column)} IS NOT NULL LIMIT 1000) AS s", 1)
         return int(rows[0][0]) if rows else 0
 
     def sample(self, table: str, column: str, limit: int = 50) -> list[Any]:
         """Up to ``limit`` distinct non-null values of a column."""
-        rows = self._rows(f"SELECT DISTINCT {self._q(column)} FROM {self._q(table)} WHERE "
+        rows = self._rows(f"SELECT DISTINCT {self._q(column)} FROM {self._t(table)} WHERE "
                           f"{self._q(column)} IS NOT NULL LIMIT {limit}", limit)
         return [r[0] for r in rows or []]
 
     def joinable(self, left: tuple[str, str], right: tuple[str, str]) -> bool | None:
         """Whether any row of ``left`` table pairs with a row of ``right`` under ``l.x = r.y``."""
         (lt, lc), (rt, rc) = left, right
-        rows = self._rows(f"SELECT 1 FROM {self._q(lt)} AS l JOIN {self._q(rt)} AS r ON "
+        rows = self._rows(f"SELECT 1 FROM {self._t(lt)} AS l JOIN {self._t(rt)} AS r ON "
                           f"l.{self._q(lc)} = r.{self._q(rc)} LIMIT 1", 1)
         return None if rows is None else bool(rows)
 
@@ -89,6 +94,6 @@ class Probe:
         (lt, lc), (rt, rc) = left, right
         if not self.non_null_count(lt, lc):
             return False
-        rows = self._rows(f"SELECT 1 FROM {self._q(lt)} AS l WHERE l.{self._q(lc)} IS NOT NULL AND NOT EXISTS "
-                          f"(SELECT 1 FROM {self._q(rt)} AS r WHERE r.{self._q(rc)} = l.{self._q(lc)}) LIMIT 1", 1)
+        rows = self._rows(f"SELECT 1 FROM {self._t(lt)} AS l WHERE l.{self._q(lc)} IS NOT NULL AND NOT EXISTS "
+                          f"(SELECT 1 FROM {self._t(rt)} AS r WHERE r.{self._q(rc)} = l.{self._q(lc)}) LIMIT 1", 1)
         return None if rows is None else not rows

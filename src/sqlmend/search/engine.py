@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable
 from sqlmend import sql as sqlmod
 from sqlmend.errors import DatabaseError, DeadlineExceeded, SqlError
 from sqlmend.search.generators import Generator, SearchInput, all_generators
+from sqlmend.sql.schema import quote_built_names
 from sqlmend.stage import exec_error_text
 from sqlmend.types import ExecResult, Finding
 
@@ -179,6 +180,7 @@ class _Runner:
                 if self.full():
                     return
                 self.generated += 1
+                quote_built_names(tree, inp.schema)  # PostgreSQL's mixed-case names, as stored
                 try:
                     text = sqlmod.render(tree, dialect=self.dialect)
                 except SqlError:

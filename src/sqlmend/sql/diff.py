@@ -31,7 +31,7 @@ from sqlmend.errors import SqlParseError
 from sqlmend.sql.dialects import resolve
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
-from sqlmend.sql.schema import SchemaLike
+from sqlmend.sql.schema import SchemaLike, table_name
 from sqlmend.types import Edit
 
 
@@ -78,7 +78,7 @@ def _order_by_expressions(tree: exp.Expression) -> None:
 
 
 def _alias_tables(tree: exp.Expression) -> dict[str, str]:
-    return {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)}
+    return {t.alias_or_name.lower(): table_name(t).lower() for t in tree.find_all(exp.Table)}
 
 
 def _diff_query(a, b, path, edits, tables, dialect) -> None:

@@ -19,6 +19,9 @@ Operations:
     (in a ``JOIN ... ON``) becomes ``table.far[0] = far[1].far[2]``, and ``JOIN table ON
     near[0].near[1] = table.near[2]`` is inserted before that join: two tables the keys link only
     through ``table`` are joined through it (``near[0]`` and ``far[1]`` as the query names them).
+``replace_table``  ``{"path", "expect", "schema", "name"}``: the table at ``path`` becomes ``schema.name``
+    (``schema`` "" or None: ``name`` alone), its alias kept: a table the query names in a schema
+    that does not hold it, read from the one that does (``employees`` -> ``hr.employees``).
 
 >>> apply("SELECT a FROM t WHERE b = 'x'",
 ...       [{"op": "replace_literal", "path": "where.this.expression", "expect": "'x'", "value": "X"}])
@@ -36,8 +39,10 @@ from sqlglot import exp
 from sqlmend.errors import FixError
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
+from sqlmend.sql.schema import identifier
 
-OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup", "bridge_join")
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup", "bridge_join",
+              "replace_table")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
@@ -90,20 +95,32 @@ def _literal(value: Any) -> Any:
     return exp.Neg(this=node) if value < 0 else node
 
 
-def _replacement(node: Any, fix: dict) -> Any:
+def _replacement(node: Any, fix: dict, dialect: str = "sqlite") -> Any:
     op = fix.get("op")
     if op == "replace_literal":
         return _literal(fix["value"])
     if op in ("qualify_column", "replace_column"):
         if not isinstance(node, exp.Column):
             raise FixError(f"{op} needs a column, found {type(node).__name__}")
-        name = fix.get("column") or node.name
+        if fix.get("column"):
+            name = identifier(fix["column"], dialect)  # a stored name: quoted where the dialect folds it
+        else:  # the column as written (PostgreSQL: its quotes too, which its case depends on)
+            name = node.this.copy() if dialect == "postgres" else node.name
         table = fix.get("table") or node.table or None
         return exp.column(name, table=table)
     if op == "key_lookup":
-        return _key_lookup(node, fix)
+        return _key_lookup(node, fix, dialect)
     if op == "bridge_join":
-        return _bridge_join(node, fix)
+        return _bridge_join(node, fix, dialect)
+    if op == "replace_table":
+        if not isinstance(node, exp.Table):
+            raise FixError(f"replace_table needs a table, found {type(node).__name__}")
+        table = exp.Table(this=identifier(fix["name"], dialect))
+        if fix.get("schema"):
+            table.set("db", identifier(fix["schema"], dialect))
+        if node.args.get("alias") is not None:
+            table.set("alias", node.args["alias"].copy())
+        return table
     if op == "set_distinct":
         if not isinstance(node, exp.Select):
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
@@ -111,29 +128,42 @@ def _replacement(node: Any, fix: dict) -> Any:
     raise FixError(f"unknown fix operation {op!r}; known: {', '.join(OPERATIONS)}")
 
 
-def _key_lookup(node: Any, fix: dict) -> Any:
+def _table(key: str, dialect: str) -> Any:
+    """A schema table named by its key (``name`` or ``schema.name``) as a FROM / JOIN table."""
+    schema, _, name = key.rpartition(".")
+    table = exp.Table(this=identifier(name, dialect))
+    if schema:
+        table.set("db", identifier(schema, dialect))
+    return table if dialect == "postgres" or schema else exp.to_table(key)
+
+
+def _key_lookup(node: Any, fix: dict, dialect: str = "sqlite") -> Any:
     if not isinstance(node, (exp.EQ, exp.NEQ)):
         raise FixError(f"key_lookup needs = or <>, found {type(node).__name__}")
     column = next((side for side in (node.this, node.expression) if isinstance(side, exp.Column)), None)
     if column is None:
         raise FixError("key_lookup needs a column on one side")
-    lookup = (exp.select(exp.column(fix["key"])).from_(exp.to_table(fix["table"]))
-              .where(exp.EQ(this=exp.column(fix["column"]), expression=_literal(fix["value"]))))
+    lookup = (exp.select(exp.column(identifier(fix["key"], dialect))).from_(_table(fix["table"], dialect))
+              .where(exp.EQ(this=exp.column(identifier(fix["column"], dialect)), expression=_literal(fix["value"]))))
     found = exp.In(this=column.copy(), query=exp.Subquery(this=lookup))
     return exp.Not(this=found) if isinstance(node, exp.NEQ) else found
 
 
-def _bridge_join(node: Any, fix: dict) -> tuple[Any, Any]:
+def _bridge_join(node: Any, fix: dict, dialect: str = "sqlite") -> tuple[Any, Any]:
     join = node.find_ancestor(exp.Join)
     if not isinstance(node, exp.EQ) or join is None or not isinstance(join.parent, exp.Select):
         raise FixError("bridge_join needs an equality in a JOIN ... ON")
     (left, near_column, bridge_column), (far_column, right, right_column) = fix["near"], fix["far"]
     table = fix["table"]
-    on = exp.EQ(this=exp.column(near_column, table=left), expression=exp.column(bridge_column, table=table))
-    bridge = exp.Join(this=exp.to_table(table), on=on,
+    name = table.rpartition(".")[2]  # the bridge named by its own name (a schema table's key is schema.name)
+
+    def col(column: str, of: str) -> Any:
+        return exp.column(identifier(column, dialect), table=of)
+
+    on = exp.EQ(this=col(near_column, left), expression=col(bridge_column, name))
+    bridge = exp.Join(this=_table(table, dialect), on=on,
                       **{k: join.args[k] for k in ("side", "kind") if join.args.get(k)})
-    return (exp.EQ(this=exp.column(far_column, table=table), expression=exp.column(right_column, table=right)),
-            bridge)
+    return exp.EQ(this=col(far_column, name), expression=col(right_column, right)), bridge
 
 
 def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
@@ -160,7 +190,7 @@ def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
         expect = fix.get("expect")
         if expect is not None and node.sql(dialect=dialect) != expect:
             raise FixError(f"node at {path!r} is {node.sql(dialect=dialect)!r}, not {expect!r}")
-        new = _replacement(node, fix)
+        new = _replacement(node, fix, dialect)
         if path in planned:
             if planned[path][1] != new:
                 raise FixError(f"conflicting fixes at {path!r}")

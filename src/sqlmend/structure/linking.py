@@ -7,6 +7,9 @@ Builds the cross edges ``E_Link`` of ErrorLLM's question-schema structure
   (underscores read as spaces);
 * ``lemma`` — equal after a light English lemmatization (plurals, -ing, -ed);
 * ``fuzzy`` — rapidfuzz similarity at least ``fuzzy_threshold``;
+* ``comment`` — a phrase of the question is a phrase of the table's or column's comment (what the
+  database says the name means: ``dept`` commented "department the employee works in" links
+  "department"), after the same lemmatization;
 * ``value`` — a phrase is a value stored in a column (through the value index
   of ``sqlmend.db``, when one is given);
 * ``embedding`` — cosine similarity of sentence embeddings at least
@@ -40,7 +43,7 @@ class Link:
 
     phrase: str
     target: str  # "table" or "table.column"
-    kind: str  # exact | lemma | fuzzy | value | embedding
+    kind: str  # exact | lemma | fuzzy | comment | value | embedding
     score: float = 1.0
     value: str | None = None  # the stored value, for value links
 
@@ -116,7 +119,7 @@ def name_links(question: str, schema: Schema, fuzzy_threshold: float = 88.0) -> 
     lemmas = {g: " ".join(lemma(w) for w in g.split()) for g in grams}
     targets: list[tuple[str, str]] = []
     for t in schema.tables:
-        targets.append((t.name, _name_words(t.name)))
+        targets.append((t.name, _name_words(t.relname)))  # a table of another schema by its own name
         targets += [(f"{t.name}.{c.name}", _name_words(c.name)) for c in t.columns]
     links: dict[tuple[str, str], Link] = {}
     for target, words in targets:
@@ -135,7 +138,37 @@ def name_links(question: str, schema: Schema, fuzzy_threshold: float = 88.0) -> 
             key = (g, target)
             if key not in links or links[key].score < link.score:
                 links[key] = link
+    for link in comment_links(grams, lemmas, schema):
+        key = (link.phrase, link.target)
+        if key not in links or links[key].score < link.score:
+            links[key] = link
     return list(links.values())
+
+
+#: The score of a comment link: below a name's own (exact 1.0, lemma 0.9), a comment being prose.
+COMMENT_SCORE = 0.7
+
+
+def comment_links(grams: list[str], lemmas: dict[str, str], schema: Schema) -> list[Link]:
+    """``comment`` links: a question n-gram (not only stopwords) whose lemmas occur, in order, among the
+    lemmas of a table's or column's comment.
+
+    Args:
+        grams: the question's n-grams (:func:`ngrams`).
+        lemmas: each n-gram's lemmatized form.
+        schema: the database schema (``Table.comment``, ``Column.comment``).
+
+    Returns:
+        The links, one per (n-gram, commented name).
+    """
+    commented = [(t.name, t.comment) for t in schema.tables if t.comment]
+    commented += [(f"{t.name}.{c.name}", c.comment) for t in schema.tables for c in t.columns if c.comment]
+    out = []
+    for target, comment in commented:
+        words = " " + " ".join(lemma(w) for w in tokenize(comment)) + " "
+        out += [Link(g, target, "comment", COMMENT_SCORE) for g in grams
+                if len(g) >= 3 and f" {lemmas[g]} " in words]
+    return out
 
 
 def _match_fields(match: Any) -> tuple[str, str, str] | None:
