@@ -18,7 +18,7 @@ import pytest
 import sqlmend
 from sqlmend import structure
 from sqlmend.db import connect
-from sqlmend.errors import ConfigError
+from sqlmend.errors import ConfigError, QueryError
 from sqlmend.mcpserver import tools
 from sqlmend.refine.extract import schema_text
 
@@ -55,6 +55,18 @@ PG_CASES = [
      "SELECT COUNT(*) FROM sales.open_orders WHERE \"Status\" = 'pending'"),
     ("How many people work in sales?", "SELECT staff FROM hr.dept_sizes WHERE dept = 'sales'",
      "SELECT staff FROM hr.dept_sizes WHERE dept = 'Sales'"),
+    # PostgreSQL folds an unquoted name: the stored mixed-case spelling, quoted, is the repair
+    ("What is the status of order 10?", 'SELECT Status FROM sales."Orders" WHERE "OrderId" = 10',
+     'SELECT "Status" FROM sales."Orders" WHERE "OrderId" = 10'),
+    ("How many orders are there?", "SELECT count(*) FROM sales.orders", 'SELECT COUNT(*) FROM sales."Orders"'),
+    # the rules and generators on keys across schemas: the foreign key re-keys a join (TB02), joins a
+    # table of the other schema that holds the column (join_path)
+    ("Who placed the pending orders?",
+     'SELECT e.full_name FROM hr.employees AS e JOIN sales."Orders" AS o ON e.id = o."OrderId" WHERE o."Status" = \'pending\'',
+     'SELECT e.full_name FROM hr.employees AS e JOIN sales."Orders" AS o ON e.id = o.employee_id WHERE o."Status" = \'pending\''),
+    ("Names of employees with pending orders", "SELECT full_name FROM hr.employees WHERE \"Status\" = 'pending'",
+     'SELECT full_name FROM hr.employees JOIN sales."Orders" ON employees.id = "Orders".employee_id '
+     "WHERE \"Status\" = 'pending'"),
     ("What did each employee sell that is pending?",
      'SELECT e.full_name, sum(o.amount) FROM sales."Orders" AS o JOIN hr.employees AS e ON o.employee_id = e.id '
      "WHERE o.\"Status\" = 'PENDING' GROUP BY e.full_name",
@@ -235,6 +247,53 @@ def test_duckdb_schema_filter_is_part_of_the_cache_key(duck_shop, cache_root):
                                               ("hr.employees", "dept")]
     with connect(duck_shop) as db:  # the whole file: its own schema and value index
         assert ("sales.orders", "status") in db.value_index().columns()
+
+
+#: Queries on qualified, quoted, mixed-case names and views for every rule and generator to read.
+PG_QUERIES = [sql for _, sql, _ in PG_CASES] + [
+    'SELECT o."Status", count(*) FROM sales."Orders" AS o GROUP BY o."Status" ORDER BY count(*) DESC LIMIT 1',
+    "SELECT full_name FROM hr.employees WHERE id IN (SELECT employee_id FROM sales.\"Orders\" WHERE amount > 10)",
+    'SELECT dept, staff FROM hr.dept_sizes WHERE staff >= 2 UNION SELECT "Status", 1 FROM sales.open_orders',
+]
+DUCK_QUERIES = [
+    "SELECT badge FROM hr.badges WHERE full_name = 'Ana Lima'",
+    "SELECT e.dept, count(*) FROM hr.employees AS e JOIN hr.badges AS b ON e.id = b.employee_id GROUP BY e.dept",
+    "SELECT status, sum(amount) FROM sales.open_orders WHERE status = 'Pending' GROUP BY status",
+    "SELECT name FROM regions WHERE id = (SELECT max(id) FROM main.regions)",
+]
+
+
+@pytest.mark.parametrize("engine", ["postgres", "duckdb"])
+def test_every_rule_and_generator_reads_qualified_names(engine, request, cache_root):
+    """No rule or generator trips on schema-qualified, quoted names and views (the search would skip a
+    generator that raised, silently): each runs on every query, and each candidate renders and reaches
+    the engine. On DuckDB the join_path generator joins hr.employees along hr.badges' key."""
+    from sqlmend import rules, search, sql
+
+    target, queries = ((request.getfixturevalue("pg_shop"), PG_QUERIES) if engine == "postgres"
+                       else (request.getfixturevalue("duck_shop"), DUCK_QUERIES))
+    made: dict[str, set[str]] = {}
+    with connect(target) as db:
+        inp = search.SearchInput("Which ones?", db.schema(), db.value_index())
+        for text in queries:
+            rules.check(db, text, "Which ones?")
+            tree = sql.parse(text, dialect=db.dialect)
+            for gen in search.generators.all_generators():
+                for candidate, _label in gen(tree, inp):
+                    rendered = sql.render(candidate, dialect=db.dialect)
+                    sql.parse(rendered, dialect=db.dialect)
+                    made.setdefault(gen.name, set()).add(rendered)
+        runs = 0
+        for rendered in sorted(made.get("join_path", ())) + sorted(made.get("stored_name", ())):
+            try:
+                db.execute(rendered, timeout=5)
+                runs += 1
+            except QueryError:
+                pass
+    assert runs and len(made) >= 8, sorted(made)
+    if engine == "duckdb":
+        assert ("SELECT badge FROM hr.badges JOIN hr.employees ON badges.employee_id = employees.id "
+                "WHERE full_name = 'Ana Lima'") in made["join_path"]
 
 
 # --- MariaDB ---------------------------------------------------------------------------------------------
