@@ -52,7 +52,8 @@ def folded_names(tree, schema: Schema):
 def generate(tree, inp):
     """Write a name the engine does not find as the schema stores it: a table from the schema that holds it,
     a mixed-case name quoted on PostgreSQL."""
-    for node, found in tables_elsewhere(tree, inp.schema):
+    several = len(inp.schema.schemas) > 1  # one schema: no table can be elsewhere (a Spider file)
+    for node, found in tables_elsewhere(tree, inp.schema) if several else ():
         path = fixes.node_path(node)
         for table in found:
             fix = {"op": "replace_table", "path": path, "expect": None, "schema": table.schema,
