@@ -355,5 +355,6 @@ def test_sqlite_views_are_relations(sqlite_copy, cache_root):
     with sqlmend.Corrector(path, stages="static,guard") as fixer:
         result = fixer.correct("How old is Rose White?", "SELECT Age FROM french_singers WHERE Name = 'rose white'")
         assert result.sql == "SELECT Age FROM french_singers WHERE Name = 'Rose White'", result.explain()
+        assert result.findings[0].evidence["views"] == {"french_singers": "view"}  # the trace tells a view
         unknown = fixer.check("Names?", "SELECT Name FROM french_singers WHERE nationality = 'x'")
         assert [f.code for f in unknown.findings][:1] == ["AT01"]
