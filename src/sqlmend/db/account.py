@@ -156,7 +156,7 @@ def _postgres_login(db: Any) -> Login:
     sequences = db._query(
         "SELECT n.nspname || '.' || c.relname FROM pg_catalog.pg_class c "
         "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE c.relkind = 'S' AND pg_catalog.has_sequence_privilege(c.oid, 'UPDATE') ORDER BY 1")
+        "WHERE CASE WHEN c.relkind = 'S' THEN pg_catalog.has_sequence_privilege(c.oid, 'UPDATE') END ORDER BY 1")
     if sequences:
         powers.append(_some("UPDATE on", [r[0] for r in sequences], "sequence"))
     schemas = db._query(

@@ -44,7 +44,8 @@ CATALOG_SCHEMAS = {"postgres": frozenset({"pg_catalog"}), "duckdb": frozenset({"
                    "sqlite": frozenset({"main"}), "mysql": frozenset()}
 #: Dialects whose quoted function names keep their case (the others compare names without case).
 CASE_SENSITIVE_QUOTED = frozenset({"postgres"})
-#: Typed nodes that sqlglot writes as syntax but that change the server's state, by the name they get.
+#: Typed nodes that sqlglot writes as syntax but that change the server's state, by the name they get
+#: (a text sqlglot cannot parse is searched for ``NEXT VALUE FOR`` and ``PREVIOUS VALUE FOR`` too).
 SIDE_EFFECT_NODES: dict[type, str] = {exp.NextValueFor: "next value for"}
 #: Nodes named by the text they carry, as ``Anonymous`` is.
 _NAMED_NODES = (exp.Anonymous, exp.AnonymousAggFunc, exp.CombinedAggFunc)

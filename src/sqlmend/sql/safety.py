@@ -273,6 +273,10 @@ def _check_unparsed(sql: str, read: str, extra: frozenset[str]) -> tuple[str, ..
     if not body or body[0].text.lower() not in _QUERY_START:
         raise ReadOnlyViolation("not a query: only SELECT/WITH statements are allowed")
     unknown: dict[str, None] = {}
+    words = [t.text.lower() if t.token_type not in (TokenType.STRING, TokenType.NATIONAL_STRING) else "" for t in body]
+    for i in range(len(words) - 2):  # MariaDB's sequences: NEXT VALUE FOR s, PREVIOUS VALUE FOR s
+        if words[i] in ("next", "previous") and words[i + 1:i + 3] == ["value", "for"]:
+            raise ReadOnlyViolation(functions.refusal(f"{words[i]} value for", read))
     for i, t in enumerate(body):
         if t.token_type in (TokenType.STRING, TokenType.NATIONAL_STRING):
             continue
