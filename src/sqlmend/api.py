@@ -568,6 +568,11 @@ class Correctors:
             c.close()  # a query running on it now finishes first
         return found
 
+    def login_list(self) -> list[Login]:
+        """The logins of every database opened so far (what ``/health`` shows)."""
+        with self._lock:
+            return list(self.logins.values())
+
     def answer(self, task: Task, check: bool = False) -> Correction:
         """Correct (or check) one task: the one code path of every door for one query.
 

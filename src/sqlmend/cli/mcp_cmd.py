@@ -84,7 +84,7 @@ def mcp(
         if transport == "stdio":
             serve_stdio(server)
         else:
-            serve_http(server, token or None, host=host, port=port, logins=list(held.logins.values()))
+            serve_http(server, token or None, host=host, port=port, logins=held.login_list())
     finally:
         held.close()
 

@@ -144,8 +144,7 @@ class Service:
 
     def logins(self) -> dict[str, Any]:
         """``/health``'s ``login``: whether every database's login is read-only, and those that may write."""
-        seen = {x.target: x for x in self.root_logins}
-        seen.update(self.correctors.logins)
+        seen = {x.target: x for x in [*self.root_logins, *self.correctors.login_list()]}
         return health(seen.values())
 
     # --- one request -------------------------------------------------------
