@@ -325,6 +325,23 @@ def test_mariadb_root_runs_no_function_of_any_refused_family(mysql_server, mysql
 
 
 @pytest.mark.mysql
+def test_mariadb_functions_off_the_list_are_asked_of_the_server(mysql_server, mysql_probe):
+    """Root may read mysql.func: a name no built-in, stored or loadable function has is left to the server;
+    a stored function is refused. The reader may not read mysql.func, so it cannot rule out a loadable
+    function: every name off the list is refused there."""
+    mysql_server.admin("CREATE FUNCTION IF NOT EXISTS probe_double(x INT) RETURNS INT DETERMINISTIC RETURN 2 * x",
+                       dbname=PROBE)
+    with connect(mysql_probe) as db:
+        with pytest.raises(QueryError, match="does not exist"):
+            db.execute("SELECT no_such_function(1)")
+        _refused(db, "SELECT probe_double(2)", "probe_double")
+        db.allow_functions = frozenset({"probe_double"})
+        assert db.execute("SELECT probe_double(2)").rows == [(4,)]
+    with connect(mysql_server.url(PROBE)) as db:
+        _refused(db, "SELECT no_such_function(1)", "no_such_function")
+
+
+@pytest.mark.mysql
 def test_db_check_on_mariadb_says_what_each_login_may_do(mysql_server, mysql_probe):
     runner = CliRunner()
     root = runner.invoke(app, ["db", "check", mysql_probe])
@@ -366,6 +383,7 @@ def test_file_engines_run_no_side_effect_function(engine, spider_db, tmp_path):
         load_duckdb(spider_db("concert_singer"), path)
         conn = duckdb.connect(str(path))
         conn.execute("CREATE SEQUENCE probe_seq")
+        conn.execute("CREATE MACRO probe_double(x) AS 2 * x")  # the file's own function: off the list
         conn.close()
     else:
         shutil.copyfile(spider_db("concert_singer"), path)
@@ -377,6 +395,12 @@ def test_file_engines_run_no_side_effect_function(engine, spider_db, tmp_path):
             assert _refused(db, f"SELECT {call.format(tmp=tmp_path)}", _name(call)) < 5
         for name in sorted(names):
             _refused(db, f"SELECT {name}()", name)
+        with pytest.raises(QueryError):  # a name the engine does not have: its own error, as before
+            db.execute("SELECT no_such_function(1)")
+        if engine == "duckdb":
+            _refused(db, "SELECT probe_double(2)", "probe_double")
+            db.allow_functions = frozenset({"probe_double"})
+            assert db.execute("SELECT probe_double(2)").rows == [(4,)]
         assert db.execute("SELECT count(*) FROM singer").rows == [(6,)]
     assert sha256(path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
