@@ -46,6 +46,7 @@ def _function_refusal(text: str, dialect: str) -> str | None:
     return f"calls {', '.join(unknown)}, which the list of {dialect} does not know" if unknown else None
 
 
+@pytest.mark.slow  # the whole of Spider and the five files: 8,241 distinct queries, three transpiled each
 def test_no_spider_gold_nor_shared_prediction_is_refused_for_its_functions(spider_queries, spider_dir):
     schemas: dict[str, object] = {}
     refused = []
