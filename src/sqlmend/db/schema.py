@@ -13,21 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from sqlmend.db.base import sql_string
 from sqlmend.errors import ConfigError
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
 #: Table types of ``information_schema.tables`` and the relation kind each is (:data:`types.RELATION_KINDS`).
 TABLE_TYPES = {"BASE TABLE": "table", "VIEW": "view", "SYSTEM VERSIONED": "table", "FOREIGN": "table",
                "LOCAL TEMPORARY": "table"}
-
-
-def sql_strings(values: Iterable[str]) -> str:
-    """``'a', 'b'``: text values written as SQL string literals for an ``IN (...)`` list.
-
-    >>> sql_strings(["sales", "o'hara"])
-    "'sales', 'o''hara'"
-    """
-    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
 def parse_schemas(value: str | Sequence[str] | None) -> list[str] | None:
@@ -52,7 +44,7 @@ def parse_schemas(value: str | Sequence[str] | None) -> list[str] | None:
 
 def schema_filter(column: str, schemas: Sequence[str] | None, default: str) -> str:
     """The WHERE condition that keeps the asked schemas: ``column IN (...)``, else ``default``."""
-    return f"{column} IN ({sql_strings(schemas)})" if schemas else default
+    return f"{column} IN ({', '.join(map(sql_string, schemas))})" if schemas else default
 
 
 def assign_keys(tables: list[Table], search_path: Sequence[str]) -> None:
