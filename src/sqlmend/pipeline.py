@@ -13,7 +13,9 @@ key fails at start) and shared by every task. The task names its database
 pipeline's ``db_root``). Every rewrite, from any stage, passes
 ``sqlmend.guard.validate``; the final ``guard`` stage checks the end result
 against the input once more, so the output is either a guarded rewrite or the
-input unchanged ("never turn a correct query into a wrong one").
+input unchanged ("never turn a correct query into a wrong one"). A rewrite of a
+query the engine refuses also keeps ``sqlmend.guard.SecondLaw`` unless a strict
+rule's fixes make it ("never turn a visible error into a silent wrong answer").
 """
 
 from __future__ import annotations

@@ -164,7 +164,8 @@ def _tally(cases: list[Case], outputs: list[Any], targets: Callable[[Case], Any]
             by_stage[stage] += 1
         if outcome != "restored" and sum(e["outcome"] == outcome for e in examples) < 20:
             examples.append({"question_id": c.task.question_id, "kind": c.kind, "names": c.names,
-                             "outcome": outcome, "variant": c.task.sql, "output": corr.sql, "gold": c.gold_sql})
+                             "outcome": outcome, "variant": c.task.sql, "output": corr.sql, "gold": c.gold_sql,
+                             "error": corr.error})
     total: Counter = Counter()
     per_count: dict[str, Counter] = {}
     for kind in table.values():

@@ -15,6 +15,8 @@ ranked, with the reason), the one it stands for when that is proven, and the fix
   'pending'``), where the value index finds that literal decides between names as close, and
   proves a column that no name matches when it is the only one in scope that stores it
   (reason ``value``); a name match that does not store a literal another column stores is not proven.
+  A column that another table of the schema has as written is never proven (``elsewhere``): the
+  query lacks a join or qualifies it wrongly; renaming it would answer another question.
 
 Rules TB01 (tables) and AT01 (columns) report the plan's names and carry its fixes; the repair
 search's ``name_match`` generator makes a candidate of each match that is not proven (several as

@@ -14,9 +14,10 @@ Reasons, strongest first (:data:`REASONS`):
 ``plural``      equal once each word is singular (``customers`` / ``customer``,
                 ``Birth_Years`` / ``Birth_Year``);
 ``prefix``      one is the other with leading words dropped: a column written with or without its
-                table's name or the start of it (``id`` / ``Singer_ID`` of ``singer``, ``Id`` /
-                ``ModelId`` of ``model_list``, ``singer_name`` / ``Name``), a table written without
-                the schema name's first words (``template_types`` / ``Ref_Template_Types``);
+                table's name (``id`` / ``Singer_ID`` of ``singer``, ``singer_name`` / ``Name``) or
+                the start of it (``Id`` / ``ModelId`` of ``model_list``: ``distance`` 1), a table
+                written without the schema name's first words (``template_types`` /
+                ``Ref_Template_Types``);
 ``id``          one is the other with ``id`` added (``owner`` / ``owner_id``);
 ``edit``        a bounded edit of the words joined (:func:`edit_bound`): ``mail`` / ``email``,
                 ``state`` / ``status``; ``distance`` is the number of edits;
@@ -109,7 +110,7 @@ class NameMatch:
     name: str  # as the schema spells it
     owner: str | None  # a column's table (None for a table, or when not given)
     reason: str  # one of REASONS
-    distance: int = 0  # edits for "edit"
+    distance: int = 0  # edits for "edit"; 1 for a "prefix" that is only the start of the table's name
 
     @property
     def proof(self) -> bool:
@@ -133,17 +134,20 @@ def _suffix_of(short: list[str], long: list[str]) -> bool:
     return 0 < len(short) < len(long) and long[len(long) - len(short):] == short
 
 
-def _owner_prefixed(a: str, b: str, owner: str) -> bool:
-    """Whether one of two joined, singular names is the other with its table's name (or the start of it)
-    before it: ``authorshippaperid`` / ``paperid`` of ``Authorship`` (a lower-case schema's names have
-    no word boundaries to split at, so the names are compared joined)."""
+def _owner_prefixed(a: str, b: str, owner: str) -> int | None:
+    """0 when one of two joined, singular names is the other with its table's name before it, 1 when with
+    the start of the table's name only (``id`` / ``ModelId`` of ``model_list``: ``problem_log_id`` ranks
+    before ``problem_id`` for ``id`` of ``problem_log``), None otherwise. Joined, because a lower-case
+    schema's names have no word boundaries to split at (``authorshippaperid`` / ``paperid``)."""
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
     if not shorter or not longer.endswith(shorter):
-        return False
+        return None
     head = longer[: len(longer) - len(shorter)]
     ow = words(owner)
-    starts = {"".join(f(w) for w in ow[:k]) for k in range(1, len(ow) + 1) for f in (str, singular)}
-    return head in starts
+    for k in range(len(ow), 0, -1):
+        if head in {"".join(w for w in ow[:k]), "".join(singular(w) for w in ow[:k])}:
+            return 0 if k == len(ow) else 1
+    return None
 
 
 def _reason(unknown: str, name: str, owner: str | None) -> tuple[str, int] | None:
@@ -158,11 +162,14 @@ def _reason(unknown: str, name: str, owner: str | None) -> tuple[str, int] | Non
     us, ns = [singular(w) for w in uw], [singular(w) for w in nw]
     if "".join(us) == "".join(ns):
         return ("plural", 0)
-    if owner is not None and _owner_prefixed("".join(us), "".join(ns), owner):
-        return ("prefix", 0)
+    a, b = "".join(us), "".join(ns)
+    if owner is not None:
+        prefixed = _owner_prefixed(a, b, owner)
+        if prefixed is not None:
+            return ("prefix", prefixed)
     if _suffix_of(us, ns) or _suffix_of(ns, us):  # a table: the query dropped the schema name's first words
         return ("prefix" if owner is None and len(ns) > len(us) else "words", 0)
-    if us + ["id"] == ns or ns + ["id"] == us:
+    if a + "id" == b or b + "id" == a:
         return ("id", 0)
     a, b = "".join(uw), "".join(nw)
     bound = edit_bound(a, b)
