@@ -64,3 +64,15 @@ def test_words_and_quoting():
     assert names.words("HTTPServer_Name2") == ["http", "server", "name", "2"]
     assert names.needs_quotes("order") and names.needs_quotes("Home Town") and not names.needs_quotes("orders")
     assert names.NameMatch("email", "customer", "edit", 1).describe() == "customer.email (edit 1)"
+
+
+def test_a_keyword_where_a_table_goes_is_renamed_in_the_text():
+    from sqlmend.sql import fixes
+
+    text = "SELECT count(*) FROM like AS T1 JOIN Highschooler AS T2 ON T1.student_id = T2.id"
+    ((start, end, word),) = names.keyword_tables(text)
+    assert text[start:end] == word == "like"
+    fixed = fixes.apply(text, [{"op": "replace_span", "start": start, "end": end, "expect": "like", "value": "Likes"}])
+    assert fixed == text.replace("like", "Likes")
+    with pytest.raises(fixes.FixError):
+        fixes.apply(text, [{"op": "replace_span", "start": 0, "end": 6, "expect": "like", "value": "x"}])

@@ -16,7 +16,7 @@ from sqlmend import taxonomy
 from sqlmend.errors import DatabaseError
 from sqlmend.rules.analysis import QueryAnalysis
 from sqlmend.rules.failures import classify
-from sqlmend.rules.names import NamePlan, plan as name_plan
+from sqlmend.rules.names import NamePlan, keyword_tree, plan as name_plan
 from sqlmend.rules.probe import Probe
 from sqlmend.stage import REFUSED_PREFIX, exec_error_text
 from sqlmend.types import ExecResult, Finding, Schema
@@ -70,8 +70,10 @@ class RuleContext:
         computed once, and only for a query the engine refuses (empty otherwise)."""
         if "names" not in self.memo:
             failed = self.failure[0] not in ("", "refused", "timeout")
-            tree = self.analysis.tree if failed else None
-            self.memo["names"] = (name_plan(tree, self.schema, self.values, self.dialect, self.sql)
+            tree, spans = self.analysis.tree if failed else None, {}
+            if failed and tree is None:  # a table written as a keyword: FROM like AS T1
+                tree, spans = keyword_tree(self.sql, self.dialect)
+            self.memo["names"] = (name_plan(tree, self.schema, self.values, self.dialect, self.sql, spans=spans)
                                   if tree is not None else NamePlan())
         return self.memo["names"]
 

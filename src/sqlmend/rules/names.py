@@ -28,8 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlmend.errors import SqlError
 from sqlmend.sql import ast, names
 from sqlmend.sql.fixes import node_path
+from sqlmend.sql.parse import parse
 from sqlmend.sql.resolve import Resolver, is_double_quoted
 
 #: The reason of a column proven by where its compared literal is stored alone.
@@ -157,8 +159,30 @@ def _choose(repair: NameRepair, literals: list[str]) -> None:
         repair.chosen, repair.reason = names.NameMatch(column, table, VALUE), VALUE
 
 
+def keyword_tree(text: str, dialect: str = "sqlite") -> tuple[Any, dict[int, tuple[int, int, str]]]:
+    """A query that does not parse because it writes a table as a keyword (``FROM like AS T1``), parsed
+    with those words quoted as names: ``(tree, spans)``, ``spans`` keyed by where each quoted word starts
+    in the quoted text, giving its ``(start, end, word)`` in ``text`` (:func:`plan` renames it there with
+    a ``replace_span`` fix). ``(None, {})`` when there is no such word or the text still does not parse."""
+    found = names.keyword_tables(text, dialect)
+    if not found:
+        return None, {}
+    quoted, spans, last, shift = [], {}, 0, 0
+    for start, end, word in found:
+        name = ast.to_identifier(word, quoted=True).sql(dialect=dialect)
+        quoted.append(text[last:start] + name)
+        spans[start + shift] = (start, end, word)
+        shift += len(name) - (end - start)
+        last = end
+    try:
+        return parse("".join(quoted) + text[last:], dialect=dialect), spans
+    except SqlError:
+        return None, {}
+
+
 def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
-         original: str | None = None, choose: dict[str, names.NameMatch] | None = None) -> NamePlan:
+         original: str | None = None, choose: dict[str, names.NameMatch] | None = None,
+         spans: dict[int, tuple[int, int, str]] | None = None) -> NamePlan:
     """The names of ``tree`` that ``schema`` does not have, matched and (where proven) fixed.
 
     Args:
@@ -169,6 +193,8 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
         original: the text ``tree`` was parsed from (SQLite's double-quoted strings are values).
         choose: a match taken for a name as if proven (reason ``chosen``), by :meth:`NameRepair.key`: the
             repair search's candidates of a name that several schema names match as closely.
+        spans: for a tree of :func:`keyword_tree`, its quoted keywords: they are renamed in the text
+            (``replace_span``), the rest of the fixes on the tree that text then parses to.
 
     Returns:
         The :class:`NamePlan` (empty when every name exists).
@@ -206,7 +232,12 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
         if new is None:
             continue
         path = node_path(t)
-        fix = {"op": "rename_table", "path": path, "expect": originals[path].sql(dialect=dialect), "name": new}
+        span = (spans or {}).get(t.this.meta.get("start"))
+        if span is not None:  # a keyword no parser reads as a name: renamed in the text
+            fix = {"op": "replace_span", "start": span[0], "end": span[1], "expect": span[2],
+                   "value": ast.to_identifier(new, quoted=names.needs_quotes(new) or None).sql(dialect=dialect)}
+        else:
+            fix = {"op": "rename_table", "path": path, "expect": originals[path].sql(dialect=dialect), "name": new}
         out.table_fixes.append(fix)
         out.fixes_of.setdefault(id(by_name[t.name.lower()]), []).append(fix)
         t.set("this", ast.to_identifier(new, quoted=names.needs_quotes(new)))

@@ -13,6 +13,9 @@ Operations:
     (and requalified when ``table`` is given); a name that is a reserved word is written quoted.
 ``rename_table``  ``{"path", "expect", "name"}``: the table in FROM/JOIN at ``path`` reads the schema
     table ``name`` instead; its alias (and a schema qualifier) stay as written.
+``replace_span``  ``{"start", "end", "expect", "value"}``: the characters ``start:end`` of the text,
+    which read ``expect``, become ``value``; applied to the text before it is parsed, for what no
+    parser reads (a table written as a keyword: ``FROM like`` for ``Likes``). :func:`apply` only.
 ``set_distinct``  ``{"path", "expect"}``: the SELECT at ``path`` gets DISTINCT.
 ``key_lookup``  ``{"path", "expect", "table", "key", "column", "value"}``: the comparison
     ``col = literal`` (``<>``: NOT IN) at ``path`` becomes ``col IN (SELECT key FROM table
@@ -40,8 +43,8 @@ from sqlmend.sql.names import needs_quotes
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
 
-OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "rename_table", "set_distinct", "key_lookup",
-              "bridge_join")
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "rename_table", "replace_span", "set_distinct",
+              "key_lookup", "bridge_join")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
@@ -119,6 +122,8 @@ def _replacement(node: Any, fix: dict) -> Any:
         return _key_lookup(node, fix)
     if op == "bridge_join":
         return _bridge_join(node, fix)
+    if op == "replace_span":
+        raise FixError("replace_span changes the text, not a tree: apply it with sql.fixes.apply")
     if op == "set_distinct":
         if not isinstance(node, exp.Select):
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
@@ -214,5 +219,12 @@ def apply(text: str, fixes: list[dict], dialect: str = "sqlite") -> str:
     """
     if not fixes:
         return text
-    tree = apply_tree(parse(text, dialect=dialect), fixes, dialect)
+    spans = [f for f in fixes if f.get("op") == "replace_span"]
+    for fix in sorted(spans, key=lambda f: -f["start"]):  # from the end: earlier offsets stay valid
+        start, end = fix["start"], fix["end"]
+        if text[start:end] != fix.get("expect", text[start:end]):
+            raise FixError(f"characters {start}:{end} are {text[start:end]!r}, not {fix['expect']!r}")
+        text = text[:start] + fix["value"] + text[end:]
+    rest = [f for f in fixes if f.get("op") != "replace_span"]
+    tree = apply_tree(parse(text, dialect=dialect), rest, dialect)
     return render(tree, dialect=dialect, original=text)

@@ -51,6 +51,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
 
 #: The kinds of normalization, strongest first (the rank of a match).
 REASONS = ("case", "separators", "plural", "prefix", "id", "edit", "words", "value")
@@ -218,3 +220,23 @@ def unique(matches: list[NameMatch]) -> NameMatch | None:
 def needs_quotes(name: str) -> bool:
     """Whether a name must be quoted to be read as a name: a reserved word, or not a plain identifier."""
     return name.lower() in RESERVED or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is None
+
+
+def keyword_tables(text: str, dialect: str = "sqlite") -> list[tuple[int, int, str]]:
+    """``(start, end, word)`` of each reserved word a query writes where a table goes (right after
+    FROM or JOIN): ``FROM like AS T1`` is ``Likes`` written as a keyword, which no parser reads as a
+    name. ``end`` is exclusive; empty when the text does not tokenize.
+
+    >>> keyword_tables("SELECT count(*) FROM like AS T1 JOIN Highschooler AS T2 ON T1.student_id = T2.id")
+    [(21, 25, 'like')]
+    """
+    try:
+        tokens = Dialect.get_or_raise(dialect or None).tokenize(text)
+    except Exception:  # an untokenizable text has no table to find
+        return []
+    out = []
+    for before, tok in zip(tokens, tokens[1:]):
+        if before.token_type in (TokenType.FROM, TokenType.JOIN) and tok.text.lower() in RESERVED \
+                and tok.token_type not in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.L_PAREN):
+            out.append((tok.start, tok.end + 1, tok.text))
+    return out
