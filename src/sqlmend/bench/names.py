@@ -13,7 +13,8 @@ pipeline (static rules, repair search, guard) and its output is
 * **still failing**: the engine still refuses it (the input kept: the error stays visible);
 * **wrong rows**: it runs and returns other rows (the silent wrong answer the second law is about).
 
-On PostgreSQL a sample of the databases is copied into a throw-away server (as ``bench engines`` does,
+On PostgreSQL a seeded sample of the databases (and, for a kind the sample offers none of, one database
+that does) is copied into a throw-away server (as ``bench engines`` does,
 :func:`sqlmend.bench.engines.engine_targets`); the gold and the variant are transpiled from SQLite
 (:func:`sqlmend.sql.transpile`), a gold counts only when it returns SQLite's rows there, a variant only
 when PostgreSQL refuses it too, and rows are compared with SQLite's gold rows.
@@ -177,6 +178,18 @@ def _tally(cases: list[Case], outputs: list[Any], targets: Callable[[Case], Any]
             "restored_by": dict(by_stage), "examples": examples}
 
 
+def _databases(ds: Any, cases: list[Case], n: int, seed: int) -> set[str]:
+    """A seeded sample of ``n`` databases, and for a kind none of them takes, the first database (by id)
+    whose golds take it, so that every kind the dataset offers is measured."""
+    ids = sorted({t.db_id for t in ds.tasks if ds.db_path(t.db_id) is not None})
+    chosen = set(seeded_sample(ids, n, seed))
+    for kind in KINDS:
+        holders = sorted({c.task.db_id for c in cases if c.kind == kind})
+        if holders and not chosen & set(holders):
+            chosen.add(holders[0])
+    return chosen
+
+
 def bench_names(ds: Any, engines: tuple[str, ...] = ("sqlite",), per_kind: int = 60, seed: int = 0,
                 workers: int = 2, timeout: float = 10.0, pg_databases: int = 6,
                 echo: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
@@ -189,7 +202,7 @@ def bench_names(ds: Any, engines: tuple[str, ...] = ("sqlite",), per_kind: int =
         seed: the seed of the variants and of PostgreSQL's databases.
         workers: tasks corrected at once.
         timeout: seconds per query.
-        pg_databases: databases copied into PostgreSQL (a seeded sample of those the cases use).
+        pg_databases: databases copied into PostgreSQL (a seeded sample, plus one for each kind it misses).
         echo: progress lines.
 
     Returns:
@@ -202,15 +215,14 @@ def bench_names(ds: Any, engines: tuple[str, ...] = ("sqlite",), per_kind: int =
     run = _Runner(timeout)
     report: dict[str, Any] = {"dataset": ds.name, "seed": seed, "per_kind": per_kind}
     try:
+        cases = make_cases(ds, per_kind, seed, timeout=timeout)
         if "sqlite" in engines:
-            cases = make_cases(ds, per_kind, seed, timeout=timeout)
             echo(f"sqlite: {len(cases)} variants; correcting")
             outputs = correct_batch([c.task for c in cases], config, progress=False, db_root=ds.db_root)
             report["sqlite"] = {"databases": len({c.task.db_id for c in cases}),
                                 **_tally(cases, outputs, lambda c: ds.db_path(c.task.db_id), run, "sqlite")}
         if "postgres" in engines:
-            ids = sorted({t.db_id for t in ds.tasks if ds.db_path(t.db_id) is not None})
-            chosen = set(seeded_sample(ids, pg_databases, seed))
+            chosen = _databases(ds, cases, pg_databases, seed)
             cases = make_cases(ds, per_kind, seed, timeout=timeout, db_ids=chosen)
             with engine_targets("postgres", {d: ds.db_path(d) for d in sorted(chosen)}, echo=echo) as targets:
                 carried = _carry(cases, ds, targets, run, timeout)

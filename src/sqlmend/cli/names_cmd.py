@@ -20,7 +20,8 @@ def bench_names(
                                                                  "repeat for both"),
     per_kind: int = typer.Option(60, help="variants per kind and name count (one name, two names)"),
     seed: int = typer.Option(0, help="seed of the variants and of PostgreSQL's sample of databases"),
-    pg_databases: int = typer.Option(6, help="databases copied into PostgreSQL"),
+    pg_databases: int = typer.Option(6, help="databases copied into PostgreSQL (a seeded sample, and one "
+                                                  "for each kind of name the sample offers none of)"),
     workers: int = typer.Option(2, help="tasks corrected at once"),
     timeout: float = typer.Option(10.0, help="seconds per query"),
     out: Path = typer.Option(Path("runs/bench-names"), "--out", "-o", help="report folder (report.json "
