@@ -15,9 +15,10 @@ pipeline (static rules, repair search, guard) and its output is
 
 On PostgreSQL a seeded sample of the databases (and, for a kind the sample offers none of, one database
 that does) is copied into a throw-away server (as ``bench engines`` does,
-:func:`sqlmend.bench.engines.engine_targets`); the gold and the variant are transpiled from SQLite
-(:func:`sqlmend.sql.transpile`), a gold counts only when it returns SQLite's rows there, a variant only
-when PostgreSQL refuses it too, and rows are compared with SQLite's gold rows.
+:func:`sqlmend.bench.engines.engine_targets`); the gold is transpiled from SQLite
+(:func:`sqlmend.sql.transpile`) and renamed there as on SQLite (:func:`sqlmend.synth.names.renamed`), a
+gold counts only when it returns SQLite's rows there, a variant only when PostgreSQL refuses it too, and
+rows are compared with SQLite's gold rows.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from sqlmend.db import connect
 from sqlmend.errors import QueryTimeout, SqlmendError
 from sqlmend.pipeline import PipelineConfig, correct_batch
 from sqlmend.sql.diff import dropped_clauses
-from sqlmend.synth.names import KINDS, variants
+from sqlmend.synth.names import KINDS, renamed, variants
 from sqlmend.types import Task
 
 #: The outcomes, in the report's order.
@@ -125,9 +126,9 @@ def _carry(cases: list[Case], ds: Any, targets: dict[str, str], run: _Runner, ti
         if db_id not in schemas:
             with connect(ds.db_path(db_id)) as db:
                 schemas[db_id] = db.schema()
-        try:
+        try:  # the gold carried over, then renamed there as on SQLite (a keyword table does not transpile)
             gold = sqlmod.transpile(c.gold_sql, read="sqlite", write="postgres", schema=schemas[db_id])
-            text = sqlmod.transpile(c.task.sql, read="sqlite", write="postgres", schema=schemas[db_id])
+            text = renamed(gold, schemas[db_id], c.names, "postgres")
         except SqlmendError:
             continue
         rows, _ = run.rows(targets[db_id], gold)

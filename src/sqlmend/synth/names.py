@@ -190,6 +190,20 @@ def _rename(tree: Any, schema: Any, table: str, column: str | None, new: str) ->
         col.set("this", ast.to_identifier(new, quoted=col.this.quoted or None))
 
 
+def renamed(text: str, schema: Any, names: tuple[tuple[str, str], ...], dialect: str = "sqlite") -> str:
+    """``text`` with a :class:`Variant`'s renames (``("table" or "table.column", new)``) applied: the same
+    variant of a gold written in another dialect (``sqlmend bench names`` on PostgreSQL).
+
+    Raises:
+        SqlError: the text does not parse or cannot be written back.
+    """
+    tree = sqlmod.parse(text, dialect=dialect)
+    for name, new in sorted(names, key=lambda n: "." not in n[0]):  # columns first, by their table
+        table, _, column = name.partition(".")
+        _rename(tree, schema, table, column or None, new)
+    return sqlmod.render(tree, dialect=dialect)
+
+
 def variants(gold: str, schema: Any, kind: str, count: int, rng: random.Random) -> list[Variant]:
     """The gold with ``count`` names (one or two) written wrong in ``kind``, every occurrence of each.
 
