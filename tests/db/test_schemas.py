@@ -113,17 +113,17 @@ def test_postgres_value_fixes_and_the_name_repair(pg_shop, cache_root, question,
 
 
 def test_the_name_repair_is_the_table_of_another_schema(pg_shop, cache_root):
-    """``employees`` is no relation of the search path; hr holds one: TB01 says so and proposes it, and the
-    search reads the table from there (an alias kept)."""
-    with sqlmend.Corrector(pg_shop, stages="static,search,guard") as fixer:
-        checked = fixer.check("Who works in sales?", "SELECT e.full_name FROM employees AS e WHERE e.dept = 'Sales'")
-        result = fixer.correct("Who works in sales?", "SELECT e.full_name FROM employees AS e WHERE e.dept = 'Sales'")
+    """``employees`` is no relation of the search path; hr holds the only one of that name: TB01 proves it
+    (the reason ``schema`` of :mod:`sqlmend.sql.names`) and reads the table from there, its alias kept."""
+    wrong = "SELECT e.full_name FROM employees AS e WHERE e.dept = 'Sales'"
+    with sqlmend.Corrector(pg_shop, stages="static,guard") as fixer:
+        checked = fixer.check("Who works in sales?", wrong)
+        result = fixer.correct("Who works in sales?", wrong)
     [tb01] = [f for f in checked.findings if f.code == "TB01"]
-    assert tb01.evidence["elsewhere"] == {"employees AS e": ["hr.employees"]}
-    assert tb01.fixes == [{"op": "replace_table", "path": "from_.this", "expect": "employees AS e",
-                           "schema": "hr", "name": "employees"}]
+    assert tb01.severity == "strict" and tb01.evidence["reason"] == "schema"
+    assert tb01.fixes == [{"op": "rename_table", "path": "from_.this", "expect": "employees AS e",
+                           "name": "employees", "schema": "hr"}]
     assert result.sql == "SELECT e.full_name FROM hr.employees AS e WHERE e.dept = 'Sales'"
-    assert "table employees AS e -> hr.employees" in result.explain()
 
 
 def test_postgres_unqualified_names_follow_the_search_path(pg_server, pg_shop, cache_root):

@@ -10,7 +10,13 @@ Operations:
     (a string literal for ``str``, a number otherwise).
 ``qualify_column``  ``{"path", "expect", "table"}``: the column gets the qualifier ``table``.
 ``replace_column``  ``{"path", "expect", "column", "table"}``: the column is renamed
-    (and requalified when ``table`` is given).
+    (and requalified when ``table`` is given); a name that is a reserved word is written quoted.
+``rename_table``  ``{"path", "expect", "name", "schema"?}``: the table in FROM/JOIN at ``path`` reads the
+    schema table ``name`` instead; its alias (and a schema qualifier) stay as written, but for
+    ``schema``: a table of another schema is read from there (``employees`` -> ``hr.employees``).
+``replace_span``  ``{"start", "end", "expect", "value"}``: the characters ``start:end`` of the text,
+    which read ``expect``, become ``value``; applied to the text before it is parsed, for what no
+    parser reads (a table written as a keyword: ``FROM like`` for ``Likes``). :func:`apply` only.
 ``set_distinct``  ``{"path", "expect"}``: the SELECT at ``path`` gets DISTINCT.
 ``key_lookup``  ``{"path", "expect", "table", "key", "column", "value"}``: the comparison
     ``col = literal`` (``<>``: NOT IN) at ``path`` becomes ``col IN (SELECT key FROM table
@@ -19,9 +25,6 @@ Operations:
     (in a ``JOIN ... ON``) becomes ``table.far[0] = far[1].far[2]``, and ``JOIN table ON
     near[0].near[1] = table.near[2]`` is inserted before that join: two tables the keys link only
     through ``table`` are joined through it (``near[0]`` and ``far[1]`` as the query names them).
-``replace_table``  ``{"path", "expect", "schema", "name"}``: the table at ``path`` becomes ``schema.name``
-    (``schema`` "" or None: ``name`` alone), its alias kept: a table the query names in a schema
-    that does not hold it, read from the one that does (``employees`` -> ``hr.employees``).
 
 >>> apply("SELECT a FROM t WHERE b = 'x'",
 ...       [{"op": "replace_literal", "path": "where.this.expression", "expect": "'x'", "value": "X"}])
@@ -37,12 +40,13 @@ from typing import Any
 from sqlglot import exp
 
 from sqlmend.errors import FixError
+from sqlmend.sql.names import needs_quotes
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
 from sqlmend.sql.schema import identifier
 
-OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup", "bridge_join",
-              "replace_table")
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "rename_table", "replace_span", "set_distinct",
+              "key_lookup", "bridge_join")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
@@ -86,6 +90,14 @@ def replace_column(node: Any, column: str, table: str | None = None, dialect: st
             "column": column, "table": table or node.table or None}
 
 
+def _ident(name: str, dialect: str = "sqlite") -> Any:
+    """An identifier, quoted when the name is a reserved word or not a plain identifier, or, on PostgreSQL,
+    not all lower case (:func:`sqlmend.sql.schema.identifier`: an unquoted name is folded there)."""
+    if needs_quotes(name):
+        return exp.to_identifier(name, quoted=True)
+    return identifier(name, dialect)
+
+
 def _literal(value: Any) -> Any:
     if isinstance(value, str):
         return exp.Literal.string(value)
@@ -103,24 +115,27 @@ def _replacement(node: Any, fix: dict, dialect: str = "sqlite") -> Any:
         if not isinstance(node, exp.Column):
             raise FixError(f"{op} needs a column, found {type(node).__name__}")
         if fix.get("column"):
-            name = identifier(fix["column"], dialect)  # a stored name: quoted where the dialect folds it
-        else:  # the column as written (PostgreSQL: its quotes too, which its case depends on)
-            name = node.this.copy() if dialect == "postgres" else node.name
+            name = _ident(fix["column"], dialect)  # a stored name: quoted where it must be
+        elif dialect == "postgres":  # the column as written, its quotes too (its case depends on them)
+            name = node.this.copy()
+        else:
+            name = _ident(node.name)
         table = fix.get("table") or node.table or None
-        return exp.column(name, table=table)
+        return exp.column(name, table=_ident(table) if table else None)
+    if op == "rename_table":
+        if not isinstance(node, exp.Table):
+            raise FixError(f"rename_table needs a table, found {type(node).__name__}")
+        new = node.copy()
+        new.set("this", _ident(fix["name"], dialect))
+        if fix.get("schema"):  # a table of another schema: read from there
+            new.set("db", _ident(fix["schema"], dialect))
+        return new
     if op == "key_lookup":
         return _key_lookup(node, fix, dialect)
     if op == "bridge_join":
         return _bridge_join(node, fix, dialect)
-    if op == "replace_table":
-        if not isinstance(node, exp.Table):
-            raise FixError(f"replace_table needs a table, found {type(node).__name__}")
-        table = exp.Table(this=identifier(fix["name"], dialect))
-        if fix.get("schema"):
-            table.set("db", identifier(fix["schema"], dialect))
-        if node.args.get("alias") is not None:
-            table.set("alias", node.args["alias"].copy())
-        return table
+    if op == "replace_span":
+        raise FixError("replace_span changes the text, not a tree: apply it with sql.fixes.apply")
     if op == "set_distinct":
         if not isinstance(node, exp.Select):
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
@@ -229,5 +244,12 @@ def apply(text: str, fixes: list[dict], dialect: str = "sqlite") -> str:
     """
     if not fixes:
         return text
-    tree = apply_tree(parse(text, dialect=dialect), fixes, dialect)
+    spans = [f for f in fixes if f.get("op") == "replace_span"]
+    for fix in sorted(spans, key=lambda f: -f["start"]):  # from the end: earlier offsets stay valid
+        start, end = fix["start"], fix["end"]
+        if text[start:end] != fix.get("expect", text[start:end]):
+            raise FixError(f"characters {start}:{end} are {text[start:end]!r}, not {fix['expect']!r}")
+        text = text[:start] + fix["value"] + text[end:]
+    rest = [f for f in fixes if f.get("op") != "replace_span"]
+    tree = apply_tree(parse(text, dialect=dialect), rest, dialect)
     return render(tree, dialect=dialect, original=text)

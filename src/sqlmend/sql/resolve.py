@@ -23,7 +23,6 @@ from sqlglot import exp
 from sqlmend.errors import AmbiguousColumnError, UnknownColumnError, UnknownTableError
 from sqlmend.sql.schema import SchemaLike, as_mapping, table_key
 from sqlmend.sql.scopes import STAR, ScopeInfo, analyse
-from sqlmend.types import Schema, Table
 
 
 def closest(name: str, choices: list[str], limit: int = 3) -> list[str]:
@@ -80,34 +79,6 @@ def check_tables(infos: list[ScopeInfo], mapping: dict[str, dict[str, str]]) -> 
             if table is not None and table.lower() not in mapping:
                 raise UnknownTableError(f"no such table: {table}", column=table,
                                         candidates=closest(table, list(mapping)))
-
-
-def tables_elsewhere(tree: exp.Expression, schema: Schema,
-                     infos: list[ScopeInfo] | None = None) -> list[tuple[exp.Table, list[Table]]]:
-    """The tables a query reads that the search path does not find (the engine's "no such table"), each
-    with the relations of the same own name the schema has in other schemas (``employees`` ->
-    ``hr.employees``): what the query may mean, as the engine names it.
-
-    Args:
-        tree: the parsed query.
-        schema: the database schema (every schema read).
-        infos: the scopes, when the caller has analysed the tree.
-
-    Returns:
-        ``(table node, [schema tables])`` for each unknown table that some other schema holds, in
-        query order.
-    """
-    mapping = as_mapping(schema)
-    out = []
-    for info in infos if infos is not None else analyse(tree, mapping):
-        for node, table, _cols in info.sources.values():
-            if table is None or table.lower() in mapping or not isinstance(node, exp.Table):
-                continue
-            written = node.db.lower()
-            found = [t for t in schema.named(node.name) if t.schema.lower() != written]
-            if found:
-                out.append((node, found))
-    return out
 
 
 def _resolve_unqualified(col: exp.Column, info: ScopeInfo) -> bool:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.sql.fixes import node_path
 from sqlmend.sql.resolve import closest as closest_names
-from sqlmend.sql.resolve import tables_elsewhere
 from sqlmend.types import Finding
 
 
 class UnknownTable(Rule):
     """A table in FROM/JOIN does not exist in the database.
 
-    When the name is that of exactly one relation of another schema, the one the search path does
-    not reach, the fix reads it from there (``employees`` -> ``hr.employees``).
+    When exactly one table of the schema matches the name as closely (case, another schema,
+    separators, singular/plural, a dropped word, a bounded edit: :mod:`sqlmend.sql.names`), the fix
+    renames every occurrence of it, aliases kept (``employees`` -> ``hr.employees``: read from the
+    schema that holds it); a keyword written as a table name (``FROM order``, the engine's syntax
+    error) is matched the same way.
 
     Anti-pattern::
 
@@ -28,32 +29,31 @@ class UnknownTable(Rule):
     name = "table.unknown"
     error_type = "table_mismatch"
     severity = "strict"
-    fixable = False  # its one fix needs a database of several schemas, which no Spider fixture is
+    fixable = True
+    refused_only = True
 
     def check(self, ctx: RuleContext) -> list[Finding]:
         kind, name = ctx.failure
-        if kind != "unknown_table":
-            return []
         tables = [t.name for t in ctx.schema.tables]
-        closest = closest_names(name, tables) if name else []
-        evidence = {"engine": ctx.exec_error, "table": name, "closest": closest}
-        fixes = self._elsewhere(ctx, evidence)
-        return [self.finding(detail=f"({name!r}; closest: {', '.join(closest)})", location=name,
-                             schema_refs=closest, evidence=evidence, fixes=fixes)]
-
-    @staticmethod
-    def _elsewhere(ctx: RuleContext, evidence: dict) -> list[dict]:
-        """The fix naming each unknown table by the one relation of that name in another schema."""
-        tree = ctx.analysis.tree
-        if tree is None:
-            return []
-        fixes = []
-        for node, found in tables_elsewhere(tree, ctx.schema):
-            evidence.setdefault("elsewhere", {})[node.sql(dialect=ctx.dialect)] = [t.name for t in found]
-            if len(found) == 1:
-                fixes.append({"op": "replace_table", "path": node_path(node), "expect": node.sql(dialect=ctx.dialect),
-                              "schema": found[0].schema, "name": found[0].relname})
-        return fixes
+        plan = ctx.names
+        if not plan.tables:
+            if kind != "unknown_table":
+                return []
+            closest = closest_names(name, tables) if name else []
+            return [self.finding(detail=f"({name!r}; closest: {', '.join(closest)})", location=name,
+                                 schema_refs=closest,
+                                 evidence={"engine": ctx.exec_error, "table": name, "closest": closest})]
+        out = []
+        for repair in plan.tables:
+            closest = [repair.chosen.name] if repair.chosen else closest_names(repair.written, tables)
+            keyword = "; a reserved word" if repair.keyword else ""
+            out.append(self.finding(
+                detail=f"({repair.describe()}{keyword})", location=repair.written, schema_refs=closest,
+                evidence={"engine": ctx.exec_error, "table": repair.written, "closest": closest,
+                          "matches": [m.describe() for m in repair.matches[:5]],
+                          "reason": repair.reason or None, "keyword": repair.keyword},
+                fixes=plan.fixes(repair) if repair.proven else []))
+        return out
 
 
 RULE = UnknownTable()

@@ -1,18 +1,17 @@
-"""stored_name: a name the engine does not find, written as the schema stores it.
+"""stored_name: on PostgreSQL, which folds an unquoted name to lower case, the names the schema stores in
+mixed case written as stored (``Status`` -> ``"Status"``, ``sales.orders`` -> ``sales."Orders"``): one
+candidate with every such name quoted in its stored spelling (a name whose folded spelling is stored, or
+that several stored names match, is left as written).
 
-* a table of another schema, where the search path does not reach it (``employees`` ->
-  ``hr.employees``): one candidate per schema holding a relation of that name, its alias kept;
-* on PostgreSQL, which folds an unquoted name to lower case, the names the schema stores in mixed case
-  (``Status`` -> ``"Status"``, ``sales.orders`` -> ``sales."Orders"``): one candidate with every such
-  name quoted in its stored spelling (a name whose folded spelling is stored, or that several stored
-  names match, is left as written).
+The SQL layer reads names without case (as SQLite and DuckDB do), so to it ``Status`` is the column
+``"Status"``; PostgreSQL reads ``status`` and refuses the query. (A name the schema lacks otherwise, a
+table of another schema among them, is :mod:`sqlmend.sql.names`' and the ``name_match`` generator's.)
 """
 
 from __future__ import annotations
 
 from sqlmend.search.generators.base import Generator
-from sqlmend.sql import ast, fixes
-from sqlmend.sql.resolve import tables_elsewhere
+from sqlmend.sql import ast
 from sqlmend.types import Schema
 
 #: The parts of the tree that name a stored thing: a column's name, a table's name and schema.
@@ -50,15 +49,7 @@ def folded_names(tree, schema: Schema):
 
 
 def generate(tree, inp):
-    """Write a name the engine does not find as the schema stores it: a table from the schema that holds it,
-    a mixed-case name quoted on PostgreSQL."""
-    several = len(inp.schema.schemas) > 1  # one schema: no table can be elsewhere (a Spider file)
-    for node, found in tables_elsewhere(tree, inp.schema) if several else ():
-        path = fixes.node_path(node)
-        for table in found:
-            fix = {"op": "replace_table", "path": path, "expect": None, "schema": table.schema,
-                   "name": table.relname}
-            yield fixes.apply_tree(tree.copy(), [fix], inp.schema.dialect), f"table {node.sql()} -> {table.name}"
+    """Quote, on PostgreSQL, the names it would fold away from their mixed-case stored spelling."""
     quoted = folded_names(tree, inp.schema)
     if quoted is not None:
         yield quoted, "names quoted as stored (PostgreSQL folds unquoted names to lower case)"
