@@ -194,6 +194,27 @@ class StageContext:
         """The database's sqlglot dialect."""
         return getattr(self.db, "dialect", "sqlite")
 
+    @property
+    def budget(self) -> Any:
+        """The item's :class:`~sqlmend.db.base.WorkBudget` (None outside a pipeline item)."""
+        return getattr(self.db, "budget", None)
+
+    @property
+    def results(self) -> Any:
+        """The item's executed queries (:class:`sqlmend.db.results.ItemResults`; None outside a pipeline
+        item). Every ``ctx.db.execute`` / ``execute_parsed`` of the item is answered from it when the same
+        query ran before, so a stage that runs SQL of its own (alternatives, candidates) shares the runs
+        of the others and adds none twice; ``ctx.results.counts()`` says how many ran."""
+        return getattr(self.db, "results", None)
+
+    def spend(self, seconds: float, what: str) -> None:
+        """Charge a stage's own work to the item's budget (:meth:`~sqlmend.db.base.WorkBudget.spend`:
+        ``ItemLimitExceeded`` past it, ``DeadlineExceeded`` / ``ItemCancelled`` from the safety net);
+        nothing outside a pipeline item."""
+        budget = self.budget
+        if budget is not None:
+            budget.spend(seconds, what)
+
     def backend(self, stage: str) -> Backend | None:
         """Return the model backend for ``stage``, or ``None`` (no resolver or none configured)."""
         return self.resolve(stage) if self.resolve is not None else None
