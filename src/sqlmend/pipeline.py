@@ -368,7 +368,8 @@ class Pipeline:
         self.resolve = resolve or make_resolver(self.config)
         self.gate = ModelGate() if self.config.gated() else None
 
-    def correct(self, task: Task, db: Any = None, cancel: threading.Event | None = None) -> Correction:
+    def correct(self, task: Task, db: Any = None, cancel: threading.Event | None = None,
+                results: ItemResults | None = None) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
 
         Args:
@@ -377,6 +378,8 @@ class Pipeline:
                 default: the task's (``Task.db`` or under ``db_root``), opened for this task.
             cancel: set by whoever stops waiting for the answer (the service's deadline): the item's
                 work stops at its next unit of work and the item ends with ``ItemCancelled``.
+            results: the item's executed queries (:class:`~sqlmend.db.results.ItemResults`; default a
+                new one): a caller that wants to see which queries ran (``results.queries()``) gives its own.
 
         Returns:
             The correction: the SQL to use (the input when nothing was proven
@@ -393,7 +396,7 @@ class Pipeline:
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 # one budget for all the item's queries and checks, and each distinct query run once
                 db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout, cancel=cancel)
-                db.results = ItemResults()
+                db.results = results if results is not None else ItemResults()
                 try:
                     ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
                     run_stages(ctx, self.stages, task.sql, self.gate)

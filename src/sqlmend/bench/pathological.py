@@ -29,6 +29,17 @@ def _unions(n: int) -> str:
     return " UNION ".join(f"SELECT {i} AS n FROM country WHERE code = 'NLD'" for i in range(n))
 
 
+def in_list(n: int, strings: bool = True) -> str:
+    """A wide query: ``n`` literals in one IN list (strings no city is named, or ids), on world_1."""
+    if strings:
+        return f"SELECT Name FROM city WHERE Name IN ({', '.join(f'{chr(39)}n{i}{chr(39)}' for i in range(n))})"
+    return f"SELECT Name FROM city WHERE ID IN ({', '.join(str(i) for i in range(n))})"
+
+
+#: The wide queries of every engine: IN lists of 1,000 to 100,000 literals, strings and numbers.
+WIDE = {f"in_{n // 1000}k_{'strings' if strings else 'numbers'}": in_list(n, strings)
+        for n in (1_000, 10_000, 100_000) for strings in (True, False)}
+
 _RECURSIVE = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
 _CARTESIAN = "SELECT count(*) FROM city AS a, city AS b, city AS c, city AS d"
 _BIG_LIMIT = "SELECT * FROM city AS a, city AS b, country AS c LIMIT 100000000"
@@ -41,6 +52,7 @@ _BOTH = {
     "big_limit_join": _BIG_LIMIT,
     "joins_200": _joins(200),
     "unions_300": _unions(300),
+    **WIDE,
 }
 
 #: The pathological queries by engine (world_1): name -> SQL in the engine's dialect.
@@ -55,6 +67,7 @@ QUERIES: dict[str, dict[str, str]] = {
         "big_limit_join": _BIG_LIMIT,
         "joins_200": _joins(200),
         "unions_300": _unions(300),
+        **WIDE,
     },
     # PostgreSQL and DuckDB share their SQL: no zeroblob, printf or randomblob, a repeat() instead
     "postgres": _BOTH,
@@ -160,6 +173,59 @@ def run_engine(engine: str, target: str, timeout: float | None = None, only: lis
     return rows
 
 
+def run_service(db_root: str, echo: Callable[[str], None] = lambda line: None, wide: int = 4) -> PathoRow:
+    """``wide`` concurrent requests of the widest IN list the service accepts (its body limit, default
+    settings) through ``sqlmend serve``'s app on loopback, a normal request sent while they run and
+    another after they are answered: the row's seconds are the slower normal answer (the target: 2 s),
+    its reason says each, ``next_ok`` that both were right."""
+    import json as jsonlib
+    import threading
+
+    import httpx
+
+    from sqlmend.pipeline import PipelineConfig
+    from sqlmend.service import ServiceSettings, create_app
+    from sqlmend.service.runner import BackgroundServer
+
+    settings = ServiceSettings(log_requests=False)
+    n, body = 0, {}
+    while True:  # the widest IN list whose request fits the body limit
+        candidate = {"db_id": "world_1", "question": "Which cities?", "sql": in_list(n + 500)}
+        if len(jsonlib.dumps(candidate)) > settings.max_body_bytes:
+            break
+        n, body = n + 500, candidate
+    normal = {"db_id": "world_1", "question": NORMAL[0], "sql": NORMAL[1]}
+    answers: dict[str, Any] = {}
+    app = create_app(PipelineConfig(), db_root=db_root, settings=settings)
+    with BackgroundServer(app) as server, httpx.Client(base_url=server.url, timeout=120) as client:
+        client.post("/correct", json=normal)  # the database opened once, as on a running service
+
+        def post(name: str, payload: dict) -> None:
+            began = time.perf_counter()
+            r = client.post("/correct", json=payload)
+            answers[name] = (r.status_code, time.perf_counter() - began, r.json())
+
+        threads = [threading.Thread(target=post, args=(f"wide{i}", body)) for i in range(wide)]
+        for t in threads:
+            t.start()
+        time.sleep(0.2)
+        post("during", normal)
+        for t in threads:
+            t.join()
+        post("after", normal)
+    ok = all(answers[k][0] == 200 and answers[k][2].get("sql") == NORMAL[1] and not answers[k][2].get("error")
+             for k in ("during", "after"))
+    widest = [answers[f"wide{i}"] for i in range(wide)]
+    rss, peak = memory_mb()
+    reason = (f"{wide} requests of {n:,} literals ({len(jsonlib.dumps(body)):,} bytes): "
+              f"{', '.join(f'{s} in {t:.1f} s' for s, t, _ in widest)}; a normal request during them answered in "
+              f"{answers['during'][1]:.2f} s, after them in {answers['after'][1]:.2f} s")
+    row = PathoRow("sqlite", f"service: {wide} x widest IN list", round(max(answers["during"][1], answers["after"][1]), 2),
+                   reason, round(rss, 1), round(peak, 1), ok)
+    echo(f"service  {row.query}  {row.reason}")
+    return row
+
+
 def copy_tables(sqlite_path: Path, execute: Callable[[str], Any], insert: Callable[[str, list[tuple]], Any]) -> None:
     """Copy a SQLite file's tables into another engine: a column all integers is BIGINT, all numbers
     DOUBLE PRECISION, anything else TEXT (Spider's declared types are loose); names lower-cased."""
@@ -187,7 +253,8 @@ def copy_tables(sqlite_path: Path, execute: Callable[[str], Any], insert: Callab
 
 def run_pathological(engines: list[str], work: Path, timeout: float | None = None, only: list[str] | None = None,
                      data_root: str | None = None, echo: Callable[[str], None] = lambda line: None) -> list[PathoRow]:
-    """Run :func:`run_engine` on world_1 for each of ``engines`` (sqlite, postgres, duckdb).
+    """Run :func:`run_engine` on world_1 for each of ``engines`` (sqlite, postgres, duckdb; ``service``:
+    :func:`run_service`).
 
     Args:
         engines: the engines.
@@ -203,7 +270,9 @@ def run_pathological(engines: list[str], work: Path, timeout: float | None = Non
     source = Path(load_dataset("spider-dev", data_root=data_root).db_path("world_1"))
     rows: list[PathoRow] = []
     for engine in engines:
-        if engine == "sqlite":
+        if engine == "service":
+            rows.append(run_service(str(source.parent.parent), echo))
+        elif engine == "sqlite":
             rows += run_engine("sqlite", str(source), timeout, only, echo)
         elif engine == "duckdb":
             import duckdb
@@ -232,5 +301,5 @@ def run_pathological(engines: list[str], work: Path, timeout: float | None = Non
                     conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {READER}")
                 rows += run_engine("postgres", server.url("world_1"), timeout, only, echo)
         else:
-            raise ValueError(f"unknown engine {engine!r}; known: sqlite, postgres, duckdb")
+            raise ValueError(f"unknown engine {engine!r}; known: sqlite, postgres, duckdb, service")
     return rows

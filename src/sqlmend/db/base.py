@@ -344,6 +344,9 @@ class Database(ABC):
     budget: WorkBudget | None = None
     #: Whether the engine itself refuses a join of more than :data:`MAX_JOIN_TABLES` tables (SQLite).
     limits_joins: bool = False
+    #: Seconds of the last query's call that were not the query's own (an engine's worker starting): not
+    #: charged to the item's budget.
+    _overhead: float = 0.0
     #: The running item's executed queries (:class:`sqlmend.db.results.ItemResults`; None: each call
     #: runs): the pipeline sets it with :attr:`budget`, so each distinct query runs once per item.
     results: ItemResults | None = None
@@ -498,6 +501,7 @@ class Database(ABC):
                 self.aborted = budget._abort(ItemLimitExceeded(budget.spent(self.last_work() is not None)))
                 raise self.aborted
         wall = self._wall_bound(limit)
+        self._overhead = 0.0  # seconds of the call that were not the query's (DuckDB: its worker starting)
         start = time.perf_counter()
         try:
             columns, rows, truncated = self._run(sql, wall, max_rows)
@@ -523,7 +527,7 @@ class Database(ABC):
         finally:
             if budget is not None:
                 work = self.last_work()
-                budget.charge(time.perf_counter() - start if work is None else work / WORK_PER_SECOND)
+                budget.charge(time.perf_counter() - start - self._overhead if work is None else work / WORK_PER_SECOND)
         result = ExecResult(columns=columns, rows=rows, truncated=truncated,
                             elapsed=time.perf_counter() - start, work=self.last_work())
         if results is not None:

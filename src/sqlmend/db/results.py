@@ -87,6 +87,12 @@ class ItemResults:
         self.executed = 0
         self.reused = 0
 
+    def queries(self) -> list[str]:
+        """The distinct queries that ran (their :func:`sql_key`), in the order they first ran."""
+        with self._lock:
+            return [k for k, outcomes in self._outcomes.items()
+                    if any(not getattr(o.error, "before_engine", False) for o in outcomes)]
+
     def counts(self) -> dict[str, int]:
         """``{"executed": ..., "reused": ...}`` for the item's trace and the run's summary."""
         return {"executed": self.executed, "reused": self.reused}
@@ -148,6 +154,8 @@ class ItemResults:
                  result: ExecResult | None = None, error: DatabaseError | None = None, engine: bool = True) -> None:
         """Remember one run of ``key`` under ``limit`` and ``max_rows``: its result or its error
         (``engine=False``: refused before the engine, not counted as executed)."""
+        if error is not None and not engine:
+            error.before_engine = True  # type: ignore[attr-defined]
         with self._lock:
             self.executed += engine
             self._outcomes.setdefault(key, []).append(
