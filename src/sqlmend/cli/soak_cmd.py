@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -71,16 +72,9 @@ def bench_pathological(
     """
     from sqlmend.bench.pathological import markdown, run_pathological
 
-    try:
-        rows = run_pathological([e.strip() for e in engines.split(",") if e.strip()], work, timeout=timeout,
-                                only=[n.strip() for n in only.split(",")] if only else None, data_root=data_root,
-                                echo=lambda line: typer.echo(line, err=True))
-    except (SqlmendError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps([r.to_dict() for r in rows], indent=1))
+    rows = _rows_of(lambda echo: run_pathological(
+        _names(engines), work, timeout=timeout, only=_names(only) if only else None, data_root=data_root,
+        echo=echo), json_out)
     typer.echo(markdown(rows))
     if not all(r.next_ok for r in rows):
         raise typer.Exit(1)
@@ -109,21 +103,32 @@ def bench_scale(
     """
     from sqlmend.bench.scale import markdown, run_scale, write_html
 
-    try:
-        results = run_scale([int(s) for s in sizes.split(",") if s.strip()],
-                            [e.strip() for e in engines.split(",") if e.strip()], work, seed=seed, timeout=timeout,
-                            echo=lambda line: typer.echo(line, err=True))
-    except (SqlmendError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps([r.to_dict() for r in results], indent=1))
+    results = _rows_of(lambda echo: run_scale([int(s) for s in _names(sizes)], _names(engines), work, seed=seed,
+                                              timeout=timeout, echo=echo), json_out)
     if html:
         typer.echo(f"wrote {write_html(html, results)}", err=True)
     typer.echo(markdown(results))
     if not all(r.within and all(q.ok for q in r.warm) for r in results):
         raise typer.Exit(1)
+
+
+def _names(text: str) -> list[str]:
+    """A comma-separated option as its items."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _rows_of(run: Any, json_out: Path | None) -> list[Any]:
+    """Run a benchmark (``run(echo)``), its lines on stderr; its rows also as JSON to ``json_out``; a clear
+    error is ``error: ...`` and exit 1."""
+    try:
+        rows = run(lambda line: typer.echo(line, err=True))
+    except (SqlmendError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps([r.to_dict() for r in rows], indent=1))
+    return rows
 
 
 def register(app: typer.Typer) -> None:

@@ -13,6 +13,8 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +65,8 @@ MAX_JOIN_TABLES = 64
 #: DuckDB's memory limit (``memory_limit``) and SQLite's heap limit (``hard_heap_limit``, for the
 #: whole process): a query past it fails with :class:`~sqlmend.errors.MemoryLimitExceeded`.
 ENGINE_MEMORY = 512 * 2**20
+#: Tables counted by one query when the schema is read from an engine a query costs a round trip to.
+COUNTS_A_QUERY = 100
 
 
 #: malloc arenas a long-running process keeps (glibc's default is 8 a core): each thread that held a
@@ -81,11 +85,12 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
 
 
-#: The item's wall-clock deadline, as a multiple of its budget's seconds plus a grace: the safety net
-#: of :class:`WorkBudget`. Counted work decides (the budget, the queries' work limits, the stages'
-#: own counted work); the clock ends an item whose uncounted work (a scan's I/O, a loaded machine,
-#: a server's query time) would run it far past its stated time: 28.4 s for the default 24 s budget.
-WALL_FACTOR, WALL_GRACE = 1.1, 2.0
+#: The item's wall-clock deadline: its budget's seconds and a grace, the larger of ``WALL_GRACE`` seconds
+#: and ``WALL_SLACK`` of the budget; the safety net of :class:`WorkBudget`. Counted work decides (the
+#: budget, the queries' work limits, the stages' own counted work); the clock ends an item whose
+#: uncounted work (a scan's I/O, a loaded machine, a server's query time) would run it past its stated
+#: time: 28.5 s for the default 24 s budget (19% past it), 6.1 s for a 1.6 s one.
+WALL_GRACE, WALL_SLACK = 4.5, 0.15
 
 
 class WorkBudget:
@@ -99,7 +104,7 @@ class WorkBudget:
     the item (:class:`~sqlmend.errors.ItemLimitExceeded`).
 
     Two things end it besides, between units of work and inside a query: the wall clock past
-    :attr:`deadline` (``seconds`` x :data:`WALL_FACTOR` + :data:`WALL_GRACE`; the safety net,
+    :attr:`deadline` (``seconds`` and a grace, :data:`WALL_GRACE`; the safety net,
     :class:`~sqlmend.errors.DeadlineExceeded`), and :meth:`cancel` (whoever asked stopped waiting:
     :class:`~sqlmend.errors.ItemCancelled`). Either ends the item with the input kept, never with
     another answer.
@@ -114,13 +119,14 @@ class WorkBudget:
         self.used = 0.0
         self.started = time.monotonic()
         #: The wall-clock safety net of the item (``time.monotonic()``).
-        self.deadline = self.started + seconds * WALL_FACTOR + WALL_GRACE
+        self.deadline = self.started + seconds + max(WALL_GRACE, WALL_SLACK * seconds)
         self.cancelled = cancel if cancel is not None else threading.Event()
         #: The error that ended the item, kept so that the pipeline ends it even when a stage's own
         #: handler caught it.
         self.aborted: ItemAborted | None = None
         #: How much of the budget the stages' own work used, by kind (``spend(..., what=)``).
         self.stage_work: dict[str, float] = {}
+        self.setting_aside = 0  # inside :meth:`aside` (the deadline waits)
 
     @property
     def left(self) -> float:
@@ -139,6 +145,20 @@ class WorkBudget:
         """Stop the item at its next unit of work (thread-safe: the caller is another thread)."""
         self.cancelled.set()
 
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Work done once per database, not for this item (its schema read, its value index built or
+        loaded, a big column read into it): its wall time moves the item's deadline on by as much. It
+        keeps bounds of its own (the index's reads are work-limited) and stops on :meth:`cancel`."""
+        began = time.monotonic()
+        self.setting_aside += 1
+        try:
+            yield
+        finally:
+            self.setting_aside -= 1
+            if not self.setting_aside:
+                self.deadline += time.monotonic() - began
+
     def _abort(self, error: ItemAborted) -> ItemAborted:
         self.aborted = error
         return error
@@ -152,7 +172,7 @@ class WorkBudget:
         """
         if self.cancelled.is_set():
             raise self._abort(ItemCancelled(CANCELLED))
-        if time.monotonic() > self.deadline:
+        if time.monotonic() > self.deadline and not self.setting_aside:
             raise self._abort(DeadlineExceeded(self.past_deadline()))
 
     def spend(self, seconds: float, what: str) -> None:
@@ -174,8 +194,9 @@ class WorkBudget:
 
     def past_deadline(self) -> str:
         """The message of an item past its wall-clock deadline."""
-        return (f"timed out: the item ran past its wall-clock deadline of {self.deadline - self.started:.1f}s "
-                f"({WALL_FACTOR:g} x its budget of {self.seconds:g}s + {WALL_GRACE:g}s); the input is kept")
+        grace = max(WALL_GRACE, WALL_SLACK * self.seconds)
+        return (f"timed out: the item ran past its wall-clock deadline (its budget of {self.seconds:g}s and "
+                f"{grace:g}s more); the input is kept")
 
     def spent(self, counts_work: bool | None, what: str | None = None) -> str:
         """The message of an item whose queries (or stages' work, ``what``) used the budget up.
@@ -192,6 +213,12 @@ class WorkBudget:
 #: The reason of an item whose caller stopped waiting (:meth:`WorkBudget.cancel`).
 CANCELLED = ("cancelled: whoever asked for this correction stopped waiting (the request's deadline passed); "
              "its work stopped and the input is kept")
+
+
+def aside(db: Any) -> Any:
+    """:meth:`WorkBudget.aside` of ``db``'s running item (a no-op outside one)."""
+    budget = getattr(db, "budget", None)
+    return budget.aside() if budget is not None else nullcontext()
 
 
 def row_bytes(row: tuple) -> int:
@@ -347,6 +374,9 @@ class Database(ABC):
     #: Seconds of the last query's call that were not the query's own (an engine's worker starting): not
     #: charged to the item's budget.
     _overhead: float = 0.0
+    #: Whether each query costs a round trip (a server, a worker process): the schema's row counts and the
+    #: value index's columns are then read many to a query (SQLite reads each on its own, as cheap).
+    round_trips: bool = True
     #: The running item's executed queries (:class:`sqlmend.db.results.ItemResults`; None: each call
     #: runs): the pipeline sets it with :attr:`budget`, so each distinct query runs once per item.
     results: ItemResults | None = None
@@ -580,14 +610,24 @@ class Database(ABC):
             key = self.cache_key()
             schema = LOADED.get("schema", key)
             if schema is None:
-                schema = self._introspect()
-                schema.dialect = self.dialect
-                for table in schema.tables:
-                    rows = self._query(f"SELECT COUNT(*) FROM {self.quote(table.name)}")
-                    table.row_count = int(rows[0][0])
+                with aside(self):
+                    schema = self._read_schema()
                 LOADED.put("schema", key, schema)
             self._schema = schema
         return self._schema
+
+    def _read_schema(self) -> Schema:
+        """Introspect the schema and count each table's rows."""
+        schema = self._introspect()
+        schema.dialect = self.dialect
+        step = COUNTS_A_QUERY if self.round_trips else 1
+        for i in range(0, len(schema.tables), step):
+            tables = schema.tables[i:i + step]
+            counts = self._query("SELECT " + ", ".join(f"(SELECT COUNT(*) FROM {self.quote(t.name)})"
+                                                       for t in tables))[0]
+            for table, count in zip(tables, counts):
+                table.row_count = int(count)
+        return schema
 
     def value_index(self, rebuild: bool = False) -> ValueIndex:
         """Return the value index of this database: from memory (once loaded in this process),
@@ -604,7 +644,8 @@ class Database(ABC):
         if self._values is None or rebuild:
             index = None if rebuild else LOADED.get("values", _disk_stamp(self))
             if index is None:
-                index = ValueIndex.for_database(self, rebuild=rebuild)
+                with aside(self):
+                    index = ValueIndex.for_database(self, rebuild=rebuild)
                 LOADED.put("values", _disk_stamp(self), index)
             else:
                 index.from_cache = True

@@ -84,6 +84,7 @@ class SqliteDatabase(Database):
 
     dialect = "sqlite"
     limits_joins = True  # "at most 64 tables in a join"
+    round_trips = False  # in process: each column and count read on its own
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser().resolve()
@@ -129,7 +130,7 @@ class SqliteDatabase(Database):
         self._max_ticks = self._work_units(timeout)
         self._item = self.budget  # the item's deadline and cancellation, checked between instructions too
         self._deadline = time.monotonic() + timeout * SAFETY_FACTOR
-        if self._item is not None:
+        if self._item is not None and not self._item.setting_aside:
             self._deadline = min(self._deadline, self._item.deadline)
         cursor = self._conn.cursor()
         try:
@@ -179,7 +180,7 @@ class SqliteDatabase(Database):
         item = self._item
         if self._timed_out and item is not None and item.cancelled.is_set():
             return ItemCancelled(CANCELLED)
-        if self._timed_out and item is not None and time.monotonic() > item.deadline:
+        if self._timed_out and item is not None and time.monotonic() > item.deadline and not item.setting_aside:
             return DeadlineExceeded(item.past_deadline())
         if self._timed_out:
             return DeadlineExceeded(f"timed out: a query ran past the wall-clock safety net of "

@@ -53,6 +53,8 @@ from rapidfuzz import fuzz, process
 from sqlmend.errors import ConfigError, QueryError, QueryTimeout
 from sqlmend.paths import cache_dir
 
+from sqlmend.db.base import aside
+
 if TYPE_CHECKING:
     from sqlmend.db.base import Database
 
@@ -283,6 +285,8 @@ class ValueIndex:
         partial: set[tuple[str, str]] = set()
         other: set[tuple[str, str]] = set()
         lazy: dict[tuple[str, str], list[Any]] = {}
+        small = [(t.name, c.name) for t in db.schema().tables if (t.row_count or 0) <= LAZY_ROWS for c in t.columns]
+        read = _distinct_many(db, small, max_distinct, timeout) if db.round_trips else {}
         for table in db.schema().tables:
             big = (table.row_count or 0) > LAZY_ROWS
             for column in table.columns:
@@ -290,10 +294,12 @@ class ValueIndex:
                     lazy[(table.name, column.name)] = ([] if _NUMERIC_TYPE.search(column.type or "")
                                                        else _sample(db, table.name, column.name, timeout))
                     continue
-                try:
-                    rows = _distinct(db, table.name, column.name, max_distinct, timeout)
-                except (QueryError, QueryTimeout):
-                    continue
+                rows = read.get((table.name, column.name))
+                if rows is None:
+                    try:
+                        rows = _distinct(db, table.name, column.name, max_distinct, timeout)
+                    except (QueryError, QueryTimeout):
+                        continue
                 values = [r[0] for r in rows if isinstance(r[0], str)]
                 if len(values) < len(rows):
                     other.add((table.name, column.name))
@@ -427,7 +433,8 @@ class ValueIndex:
             return None
         bounded = ""
         try:
-            rows = _distinct(db, table, column, MAX_DISTINCT, COLUMN_LIMIT)
+            with aside(db):  # read once for every later item: its own work limit bounds it
+                rows = _distinct(db, table, column, MAX_DISTINCT, COLUMN_LIMIT)
         except QueryTimeout as exc:
             rows = None
             bounded = (f"{table}.{column}: its distinct values were not all read within {COLUMN_LIMIT:g}s of work "
@@ -675,6 +682,41 @@ def _distinct(db: Database, table: str, column: str, max_distinct: int, timeout:
     c = db.quote(column)
     return db._query(f"SELECT DISTINCT {c} FROM {db.quote(table)} WHERE {c} IS NOT NULL LIMIT {max_distinct + 1}",
                      timeout=timeout)
+
+
+#: Columns read by one query where a query costs a round trip (:func:`_distinct_many`).
+COLUMNS_A_QUERY = 25
+
+
+def _distinct_many(db: Database, columns: list[tuple[str, str]], max_distinct: int,
+                   timeout: float) -> dict[tuple[str, str], list[tuple]]:
+    """:func:`_distinct` of many columns, :data:`COLUMNS_A_QUERY` to a query: each column's distinct values
+    in a result column of its own (its type kept), a branch of a UNION ALL each. A batch that fails is
+    left out: its columns are read one at a time."""
+    out: dict[tuple[str, str], list[tuple]] = {}
+    for i in range(0, len(columns), COLUMNS_A_QUERY):
+        batch = columns[i:i + COLUMNS_A_QUERY]
+        branches = []
+        # the first branch's other cells are NULLs of each column's own type (PostgreSQL types a UNION's
+        # column from its branches two at a time: an untyped NULL there would be taken for text)
+        typed = [f"(SELECT {db.quote(c)} FROM {db.quote(t)} WHERE 1 = 0)" for t, c in batch]
+        for k, (t, c) in enumerate(batch):
+            q = db.quote(c)
+            cells = ", ".join(f"s.v AS v{j}" if j == k else f"{typed[j] if k == 0 else 'NULL'} AS v{j}"
+                              for j in range(len(batch)))
+            branches.append(f"SELECT {k} AS k, {cells} FROM (SELECT DISTINCT {q} AS v FROM {db.quote(t)} "
+                            f"WHERE {q} IS NOT NULL LIMIT {max_distinct + 1}) AS s")
+        try:
+            rows = db._query(" UNION ALL ".join(branches), timeout=timeout,
+                             max_rows=len(batch) * (max_distinct + 1))
+        except (QueryError, QueryTimeout):
+            continue
+        found: dict[int, list[tuple]] = {k: [] for k in range(len(batch))}
+        for row in rows:
+            found[row[0]].append((row[1 + row[0]],))
+        for k, key in enumerate(batch):
+            out[key] = found[k]
+    return out
 
 
 def _sample(db: Database, table: str, column: str, timeout: float) -> list[Any]:
