@@ -424,24 +424,44 @@ def markdown(results: list[SizeResult]) -> str:
     return "\n".join(out)
 
 
-def write_html(path: Path, results: list[SizeResult]) -> Path:
-    """A self-contained HTML page: per engine, the corrections' seconds against their queries alone, the
-    first correction's, and the ratio, by size (log10 of the rows), with the tables."""
+def charts(results: list[SizeResult]) -> dict[str, dict[str, Any]]:
+    """Per engine, by size (log10 of the rows): the corrections' seconds against their queries alone and
+    the first correction's (``seconds``), and each query's ratio (``ratio``), as inline SVG."""
     import math
 
     from sqlmend.review import svg
-    from sqlmend.review.report import write_page
 
-    charts = {}
+    out = {}
     for engine in sorted({r.engine for r in results}):
         rs = sorted((r for r in results if r.engine == engine), key=lambda r: r.rows)
         xs = [round(math.log10(r.rows), 2) for r in rs]
-        charts[engine] = {
+        out[engine] = {
             "seconds": svg.lines(xs, {"corrections": [sum(q.seconds for q in r.warm) for r in rs],
                                       "their queries alone": [sum(q.alone for q in r.warm) for r in rs],
                                       "first correction (index build)": [r.first_seconds for r in rs]},
-                                 "seconds", "rows of orders (log10)"),
+                                 f"{engine}: seconds", "rows of orders (log10)"),
             "ratio": svg.lines(xs, {q.name: [next((w.ratio for w in r.warm if w.query == q.name), None) for r in rs]
-                                    for q in QUERIES}, "correction / its queries alone", "rows of orders (log10)"),
+                                    for q in QUERIES}, f"{engine}: correction / its queries alone",
+                               "rows of orders (log10)"),
         }
-    return write_page(path, "scale.html", charts=charts, table=markdown(results).splitlines())
+    return out
+
+
+def write_html(path: Path, results: list[SizeResult]) -> Path:
+    """A self-contained HTML page with :func:`charts` and the tables."""
+    from sqlmend.review.report import write_page
+
+    return write_page(path, "scale.html", charts=charts(results), table=markdown(results).splitlines())
+
+
+def write_svgs(folder: Path, results: list[SizeResult]) -> list[Path]:
+    """:func:`charts` as SVG files (``scale-<engine>-seconds.svg``, ``scale-<engine>-ratio.svg``)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for engine, figs in charts(results).items():
+        for name, chart in figs.items():
+            path = folder / f"scale-{engine}-{name}.svg"
+            path.write_text(str(chart), encoding="utf-8")
+            paths.append(path)
+    return paths

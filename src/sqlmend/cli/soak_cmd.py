@@ -90,6 +90,7 @@ def bench_scale(
                                          "run (default: <cache>/bench/scale; 2 x 10^7 rows take 1.4 GB)"),
     json_out: Path = typer.Option(None, "--json", help="write the results as JSON here"),
     html: Path = typer.Option(None, "--html", help="write a self-contained HTML report with the plots here"),
+    svg: Path = typer.Option(None, "--svg", help="write the plots as SVG files in this folder"),
 ) -> None:
     """What a correction costs on a big database against its distinct queries: seeded shop databases
     (orders of N rows, customers, 500 side tables) on SQLite and PostgreSQL (a throw-away server), a fixed
@@ -101,12 +102,14 @@ def bench_scale(
 
     Example: sqlmend bench scale --sizes 100000,1000000,20000000 --engines sqlite --work /tmp/scale --html scale.html
     """
-    from sqlmend.bench.scale import markdown, run_scale, write_html
+    from sqlmend.bench.scale import markdown, run_scale, write_html, write_svgs
 
     results = _rows_of(lambda echo: run_scale([int(s) for s in _names(sizes)], _names(engines), work, seed=seed,
                                               timeout=timeout, echo=echo), json_out)
     if html:
         typer.echo(f"wrote {write_html(html, results)}", err=True)
+    for path in write_svgs(svg, results) if svg else ():
+        typer.echo(f"wrote {path}", err=True)
     typer.echo(markdown(results))
     if not all(r.within and all(q.ok for q in r.warm) for r in results):
         raise typer.Exit(1)
