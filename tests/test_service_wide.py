@@ -11,7 +11,7 @@ from sqlmend.service.runner import BackgroundServer
 
 
 def test_four_wide_requests_leave_a_normal_one_answered(data_dir):
-    settings = ServiceSettings(log_requests=False, max_concurrency=2)  # the wide lane: one thread
+    settings = ServiceSettings(log_requests=False)  # the wide lane: one thread
     n, body = widest_in_list(settings.max_body_bytes)
     app = create_app(PipelineConfig(), db_root=str(data_dir / "spider" / "database"), settings=settings)
     with BackgroundServer(app) as server:

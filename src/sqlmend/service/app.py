@@ -22,8 +22,9 @@ corrected at once with ``max_queue`` more waiting, beyond that 503 with
 ``Retry-After``; a request still running at its deadline is answered 504 and its correction is told
 to stop (it ends at its next unit of work: ``sqlmend.db.base.WorkBudget.cancel``), so its thread
 serves the next request. A request whose SQL is longer than ``wide_sql_chars`` (an IN list of
-thousands of values) runs on a lane of ``max_concurrency - 1`` threads of its own: wide requests
-never hold every thread, and a normal one sent during them is answered.
+thousands of values) runs on a lane of its own (``wide_concurrency`` threads, one by default): wide
+requests never hold every thread, nor most of the interpreter's time (its lock runs one Python thread
+at a time), and a normal one sent during them is answered.
 
 One :class:`~sqlmend.pipeline.Pipeline` per endpoint serves every request: built
 once when the app is made (models and indexes load once), shared by the worker
@@ -137,7 +138,7 @@ class Service:
         self.correctors = Correctors(self.pipe, self.checker)
         self.gate = Gate(settings.max_concurrency + settings.max_queue)
         self.executor = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="sqlmend-serve")
-        self.wide = ThreadPoolExecutor(max(1, settings.max_concurrency - 1), thread_name_prefix="sqlmend-wide")
+        self.wide = ThreadPoolExecutor(settings.wide_concurrency, thread_name_prefix="sqlmend-wide")
         self.metrics = Metrics()
         store = (config.options.get("memory") or {}).get("store") or None
         self.memory_store = "postgresql" if is_url(store) else "folder"
