@@ -131,6 +131,8 @@ class WorkBudget:
         #: How much of the budget the stages' own work used, by kind (``spend(..., what=)``).
         self.stage_work: dict[str, float] = {}
         self.setting_aside = 0  # inside :meth:`aside` (the deadline waits)
+        self._aside_since = 0.0
+        self._aside_lock = threading.Lock()
 
     @property
     def left(self) -> float:
@@ -154,14 +156,17 @@ class WorkBudget:
         """Work done once per database, not for this item (its schema read, its value index built or
         loaded, a big column read into it): its wall time moves the item's deadline on by as much. It
         keeps bounds of its own (the index's reads are work-limited) and stops on :meth:`cancel`."""
-        began = time.monotonic()
-        self.setting_aside += 1
+        with self._aside_lock:  # a stage's threads may set work aside at once: the deadline waits for all
+            if not self.setting_aside:
+                self._aside_since = time.monotonic()
+            self.setting_aside += 1
         try:
             yield
         finally:
-            self.setting_aside -= 1
-            if not self.setting_aside:
-                self.deadline += time.monotonic() - began
+            with self._aside_lock:
+                self.setting_aside -= 1
+                if not self.setting_aside:
+                    self.deadline += time.monotonic() - self._aside_since
 
     def _abort(self, error: ItemAborted) -> ItemAborted:
         self.aborted = error
