@@ -228,6 +228,9 @@ class Correction:
     sql: str
     stages: list[StageTrace] = field(default_factory=list)
     error: str | None = None  # a per-item failure (missing database, ...); sql is then the original
+    #: The item's queries: ``executed`` (run by the engine, each distinct query once) and ``reused``
+    #: (calls answered from an earlier run of the same query: ``sqlmend.db.results``).
+    executions: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from sqlmend.types import Schema
 
@@ -80,6 +81,31 @@ def _name_words(name: str) -> str:
     return re.sub(r"[_\s]+", " ", re.sub(r"([a-z])([A-Z])", r"\1 \2", name)).strip().lower()
 
 
+@lru_cache(maxsize=64)
+def _targets(tables: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[str, str, str], ...]:
+    """The names a question links to, once per schema (by its tables' and columns' names): ``(target,
+    its words, their lemmas)``, tables then each table's columns, names of no words or a stopword left out."""
+    out = []
+    for table, columns in tables:
+        for target, name in [(table, table), *((f"{table}.{c}", c) for c in columns)]:
+            words = _name_words(name)
+            if not words or words in STOPWORDS:
+                continue
+            out.append((target, words, " ".join(lemma(w) for w in words.split())))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _index(targets: tuple[tuple[str, str, str], ...]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The positions of :func:`_targets`' names by their words and by their lemmas."""
+    by_words: dict[str, list[int]] = {}
+    by_lemmas: dict[str, list[int]] = {}
+    for j, (_, words, wl) in enumerate(targets):
+        by_words.setdefault(words, []).append(j)
+        by_lemmas.setdefault(wl, []).append(j)
+    return by_words, by_lemmas
+
+
 def value_candidates(question: str) -> list[str]:
     """Phrases of a question that may be cell values: quoted text, capitalized runs, numbers."""
     out = [m.strip() for m in _QUOTED.findall(question)]
@@ -114,27 +140,30 @@ def name_links(question: str, schema: Schema, fuzzy_threshold: float = 88.0) -> 
     """
     grams = ngrams(tokenize(question))
     lemmas = {g: " ".join(lemma(w) for w in g.split()) for g in grams}
-    targets: list[tuple[str, str]] = []
-    for t in schema.tables:
-        targets.append((t.name, _name_words(t.name)))
-        targets += [(f"{t.name}.{c.name}", _name_words(c.name)) for c in t.columns]
+    targets = _targets(tuple((t.name, tuple(c.name for c in t.columns)) for t in schema.tables))
+    # fuzzy pairs: a vectorized pass over every (gram, name) finds those near the threshold, and each is
+    # scored again on its own, as before (a schema of hundreds of tables has thousands of names)
+    near: set[tuple[int, int]] = set()
+    if grams and targets:
+        scores = process.cdist(grams, [words for _, words, _ in targets], scorer=fuzz.ratio,
+                               score_cutoff=max(0.0, fuzzy_threshold - 1.0))
+        near = {(int(i), int(j)) for i, j in zip(*scores.nonzero())}
+    by_words, by_lemmas = _index(targets)
+    hits: list[tuple[int, int, Link]] = []  # (target, gram, link): kept in the order of a loop over both
+    for i, g in enumerate(grams):
+        exact = by_words.get(g, ())
+        hits += [(j, i, Link(g, targets[j][0], "exact", 1.0)) for j in exact]
+        hits += [(j, i, Link(g, targets[j][0], "lemma", 0.9)) for j in by_lemmas.get(lemmas[g], ()) if j not in exact]
+    for i, j in near:
+        g, (target, words, wl) = grams[i], targets[j]
+        if g != words and lemmas[g] != wl and len(g) >= 4 and len(words) >= 4 and \
+                (r := fuzz.ratio(g, words)) >= fuzzy_threshold:
+            hits.append((j, i, Link(g, target, "fuzzy", round(r / 100.0, 3))))
     links: dict[tuple[str, str], Link] = {}
-    for target, words in targets:
-        if not words or words in STOPWORDS:
-            continue
-        wl = " ".join(lemma(w) for w in words.split())
-        for g in grams:
-            if g == words:
-                link = Link(g, target, "exact", 1.0)
-            elif lemmas[g] == wl:
-                link = Link(g, target, "lemma", 0.9)
-            elif len(g) >= 4 and len(words) >= 4 and (r := fuzz.ratio(g, words)) >= fuzzy_threshold:
-                link = Link(g, target, "fuzzy", round(r / 100.0, 3))
-            else:
-                continue
-            key = (g, target)
-            if key not in links or links[key].score < link.score:
-                links[key] = link
+    for _, _, link in sorted(hits, key=lambda h: (h[0], h[1])):
+        key = (link.phrase, link.target)
+        if key not in links or links[key].score < link.score:
+            links[key] = link
     return list(links.values())
 
 
