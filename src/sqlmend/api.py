@@ -79,6 +79,9 @@ def _stage_lines(c: Correction, dialect: str) -> Iterator[tuple[str, str, str]]:
             yield "finding", "", f"   {f.code} {f.describe()}"
     for f, text in unapplied(c.original_sql, c.sql, c.findings, dialect):
         yield "suggested", f"suggested by {f.code} ({f.severity}, not applied):", f" {text}"
+    if c.executions:
+        yield "queries", "queries:", (f" {c.executions.get('executed', 0)} run on the database, "
+                                      f"{c.executions.get('reused', 0)} answered again from those runs")
     if c.error:
         yield "error", "error:", f" {c.error}"
 
@@ -433,15 +436,15 @@ class Corrector:
         return Task(question_id=question_id or "q", db_id=self.db_id, question=question, sql=sql,
                     evidence=evidence or "", db=self.target)
 
-    def _run(self, pipe: Pipeline, task: Task) -> Correction:
+    def _run(self, pipe: Pipeline, task: Task, cancel: threading.Event | None = None) -> Correction:
         try:
             with self._pool.acquire() as db:  # the database first, then the SQL (Pipeline.correct)
-                return pipe.correct(task, db=db)
+                return pipe.correct(task, db=db, cancel=cancel)
         except SqlmendError as exc:  # the file went away or cannot be opened any more
             return failed(task, exc)
 
     def correct(self, question: str, sql: str, evidence: str | None = None, *,
-                question_id: str | None = None) -> CorrectionResult:
+                question_id: str | None = None, cancel: threading.Event | None = None) -> CorrectionResult:
         """Correct one query: the guarded rewrite, or the input when nothing was proven wrong.
 
         Args:
@@ -449,15 +452,17 @@ class Corrector:
             sql: the SQL the text-to-SQL system wrote.
             evidence: external knowledge (BIRD style), if any.
             question_id: an id carried into the record (default ``"q"``).
+            cancel: an event another thread sets when it stops waiting for the answer: the
+                correction stops at its next unit of work (``error``: ``ItemCancelled: ...``).
 
         Returns:
             A :class:`CorrectionResult`; never raises for a problem of this item.
         """
         task = self._task(question, sql, evidence, question_id)
-        return CorrectionResult(self._run(self.pipeline, task), question, self.dialect)
+        return CorrectionResult(self._run(self.pipeline, task, cancel), question, self.dialect)
 
     def check(self, question: str, sql: str, evidence: str | None = None, *,
-              question_id: str | None = None) -> CheckResult:
+              question_id: str | None = None, cancel: threading.Event | None = None) -> CheckResult:
         """Find what is wrong with one query, rewriting nothing: the configuration's detecting
         stages only (static, memory, detector). Arguments as :meth:`correct`.
 
@@ -465,7 +470,7 @@ class Corrector:
             A :class:`CheckResult`; never raises for a problem of this item.
         """
         task = self._task(question, sql, evidence, question_id)
-        return CheckResult(self._run(self.checker, task), question, self.dialect)
+        return CheckResult(self._run(self.checker, task, cancel), question, self.dialect)
 
     def correct_many(self, items: Iterable[Item], workers: int = 4) -> list[CorrectionResult]:
         """Correct many queries on ``workers`` threads; results in the order of ``items``.
@@ -579,7 +584,7 @@ class Correctors:
         with self._lock:
             return list(self.logins.values())
 
-    def answer(self, task: Task, check: bool = False) -> Correction:
+    def answer(self, task: Task, check: bool = False, cancel: threading.Event | None = None) -> Correction:
         """Correct (or check) one task: the one code path of every door for one query.
 
         The command line's single query (``sqlmend correct --db``, ``sqlmend check``), the HTTP
@@ -591,6 +596,7 @@ class Correctors:
         Args:
             task: the query; its database is ``task.db`` or ``db_id`` under ``db_root``.
             check: run the detecting stages only (:meth:`Corrector.check`), rewriting nothing.
+            cancel: set by a caller that stops waiting (the service's deadline): the item stops.
 
         Returns:
             The record ``Pipeline.correct(task)`` gives (the task's id, ``db_id`` and evidence
@@ -599,7 +605,7 @@ class Correctors:
         """
         try:
             corrector = self.get(database_for(task, self.pipeline.db_root), db_id=task.db_id)
-            return corrector._run(self.checker if check else self.pipeline, task)
+            return corrector._run(self.checker if check else self.pipeline, task, cancel)
         except Exception as exc:  # a missing database, or a bug in one item: the item's error
             return failed(task, exc)
 

@@ -132,11 +132,27 @@ class Schema:
     def table(self, name: str) -> Table | None:
         """Find a table by its key (``Table.name``), case-insensitively; a ``schema.name`` also finds
         the table whose key is its plain name (``public.singer`` -> ``singer``)."""
+        by_key, by_full = self._lookup()
         low = name.lower()
-        found = next((t for t in self.tables if t.name.lower() == low), None)
+        found = by_key.get(low)
         if found is None and "." in low:
-            found = next((t for t in self.tables if t.schema and t.full_name.lower() == low), None)
+            found = by_full.get(low)
         return found
+
+    def _lookup(self) -> tuple[dict[str, Table], dict[str, Table]]:
+        """``({key: table}, {schema.name: table})`` lower case, the first of each name, read once per list
+        of tables (a schema of hundreds of tables is asked thousands of times)."""
+        stamp = (id(self.tables), len(self.tables))
+        cached = self.__dict__.get("_lookup_cache")
+        if cached is None or cached[0] != stamp:
+            by_key: dict[str, Table] = {}
+            by_full: dict[str, Table] = {}
+            for t in self.tables:
+                by_key.setdefault(t.name.lower(), t)
+                if t.schema:
+                    by_full.setdefault(t.full_name.lower(), t)
+            cached = self.__dict__["_lookup_cache"] = (stamp, by_key, by_full)
+        return cached[1], cached[2]
 
     def named(self, relname: str) -> list[Table]:
         """The relations whose own name (without schema) is ``relname``, case-insensitively, in every schema."""
@@ -282,6 +298,9 @@ class Correction:
     sql: str
     stages: list[StageTrace] = field(default_factory=list)
     error: str | None = None  # a per-item failure (missing database, ...); sql is then the original
+    #: The item's queries: ``executed`` (run by the engine, each distinct query once) and ``reused``
+    #: (calls answered from an earlier run of the same query: ``sqlmend.db.results``).
+    executions: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

@@ -71,6 +71,11 @@ ORDER BY n.nspname, cl.relname, con.conname
 
 _cursor_ids = itertools.count()
 
+
+def _literal(text: str) -> str:
+    """A string literal for PostgreSQL (quotes doubled; standard_conforming_strings)."""
+    return "'" + text.replace("'", "''") + "'"
+
 #: How the server words a row that :func:`row_capped` stopped (in an integer cast's error).
 _ROW_OVER = "sqlmend: a row over the memory limit"
 
@@ -179,5 +184,36 @@ class PostgresDatabase(Database):
                                self._query(_RELATIONS.format(relkinds=_RELKINDS, schemas=schemas)))
 
     def cache_key(self) -> str | None:
-        """None: a server database has no cheap change stamp, so its value index stays in memory."""
-        return None
+        """The database's identity and a stamp of its writes: the server's address and database (its
+        oid), and the rows inserted, updated and deleted in its tables so far (``pg_stat_user_tables``),
+        so that a written table gives a new key (None when the server does not say); and what decides
+        which relations are read and how they are named: the login, its search path, the schema filter."""
+        try:
+            (oid, writes, tables, login, path), = self._query(
+                "SELECT (SELECT oid FROM pg_database WHERE datname = current_database()), "
+                "coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0), count(*), current_user, "
+                "array_to_string(current_schemas(false), ',') FROM pg_stat_user_tables",
+                timeout=5.0)
+        except DatabaseError:
+            return None
+        info = self._conn.info if self._conn is not None else None
+        where = f"{info.host}:{info.port}/{info.dbname}" if info is not None else self.target
+        filtered = f":schemas={','.join(self.schemas)}" if self.schemas else ""
+        return f"postgres:{where}:{oid}:{writes}:{tables}:{login}:{path}{filtered}"
+
+    def column_sample(self, table: str, column: str, rows: int, timeout: float = 30.0) -> list:
+        """The server's statistics of a big column (``pg_stats``: its most common values, then its
+        histogram's bounds), read without touching the table; the first ``rows`` rows' values where the
+        table was never analyzed."""
+        t = self.schema().table(table)  # a table of another schema: its own name, in its schema
+        where = "current_schema()" if t is None or not t.schema else _literal(t.schema)
+        found = self._query(
+            "SELECT most_common_vals::text::text[], histogram_bounds::text::text[] FROM pg_stats "
+            "WHERE schemaname = %s AND tablename = %s AND attname = %s" % (
+                where, _literal(t.relname if t is not None else table), _literal(column)), timeout=timeout)
+        if found and (found[0][0] or found[0][1]):
+            seen: dict = {}
+            for v in [*(found[0][0] or []), *(found[0][1] or [])]:
+                seen.setdefault(v, None)
+            return list(seen)
+        return super().column_sample(table, column, rows, timeout)

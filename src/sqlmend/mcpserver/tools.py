@@ -13,7 +13,8 @@ JSON-ready dict: what the MCP tool answers as structured content, and what any o
     # {"database": "concert", "sql": "SELECT COUNT(*) FROM singer WHERE country = 'France'",
     #  "changed": True, "findings": [{"code": "VL01", ...}], "explanation": "static ran: ...", ...}
 
-``check_sql`` and ``correct_sql`` are :meth:`Corrector.check` and :meth:`Corrector.correct`,
+``check_sql`` and ``correct_sql`` are :meth:`Corrector.check` and :meth:`Corrector.correct` (``cancel``:
+the server's event for a call it stopped waiting for),
 their results as :meth:`~sqlmend.api.CorrectionResult.to_dict` holds them (``findings`` are
 ``Finding.to_dict()``; ``explanation`` is ``explain()``). A text that is not one read-only query
 (a DROP, an UPDATE, two statements) is the finding ``EX03`` and ``refused: true``; it is never
@@ -24,6 +25,7 @@ answers it as a tool error).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -106,7 +108,7 @@ def _common(database: str, result: CheckResult | CorrectionResult) -> dict[str, 
 
 
 def check_sql(correctors: Correctors, database: str, question: str, sql: str,
-              evidence: str | None = None) -> dict[str, Any]:
+              evidence: str | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
     """What is wrong with one query, nothing rewritten (:meth:`Corrector.check`).
 
     Returns:
@@ -116,12 +118,12 @@ def check_sql(correctors: Correctors, database: str, question: str, sql: str,
     Raises:
         ConfigError: an unknown database.
     """
-    result = corrector_of(correctors, database).check(question, sql, evidence)
+    result = corrector_of(correctors, database).check(question, sql, evidence, cancel=cancel)
     return {"database": database, "sql": result.sql, "wrong": result.wrong, **_common(database, result)}
 
 
 def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
-                evidence: str | None = None) -> dict[str, Any]:
+                evidence: str | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
     """The guarded correction of one query (:meth:`Corrector.correct`).
 
     Returns:
@@ -132,7 +134,7 @@ def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
     Raises:
         ConfigError: an unknown database.
     """
-    result = corrector_of(correctors, database).correct(question, sql, evidence)
+    result = corrector_of(correctors, database).correct(question, sql, evidence, cancel=cancel)
     return {"database": database, "sql": result.sql, "original_sql": result.original_sql,
             "changed": result.changed, **_common(database, result)}
 

@@ -198,9 +198,15 @@ class QueryAnalysis:
         return self.as_literal(node) is not None
 
     def comparisons(self) -> list[Comparison]:
-        """Every ``column <op> literal`` of the query (both orientations, IN lists included)."""
+        """Every ``column <op> literal`` of the query (both orientations, IN lists included; found once,
+        a new list each call)."""
         if self.tree is None:
             return []
+        if getattr(self, "_comparisons", None) is None:
+            self._comparisons = self._find_comparisons()
+        return list(self._comparisons)
+
+    def _find_comparisons(self) -> list[Comparison]:
         out: list[Comparison] = []
         for node in self.tree.walk():
             op = _OPS.get(type(node))
