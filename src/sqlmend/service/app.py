@@ -5,8 +5,9 @@
 * ``POST /check`` -- the same body -> the findings of the detecting stages only
   (static, memory, detector), without rewriting anything; ``refused`` is true
   when the text is not one read-only query (finding EX03);
-* ``GET /health`` -- the stages configured and whether each is available (open
-  without a token, for probes);
+* ``GET /health`` -- the stages configured and whether each is available, and ``login``:
+  whether the login of every database met so far is read-only, with those that may write
+  (:mod:`sqlmend.db.account`; open without a token, for probes);
 * ``GET /metrics`` -- Prometheus metrics (:mod:`sqlmend.service.observe`).
 
 A ``db_id`` is a plain name (:func:`sqlmend.db.check_db_id`); anything else is
@@ -18,7 +19,12 @@ carries a server path (:mod:`sqlmend.service.scrub`).
 Admission (:mod:`sqlmend.service.limits`, :class:`ServiceSettings`): optional
 bearer token (401), body size limit (413), at most ``max_concurrency`` requests
 corrected at once with ``max_queue`` more waiting, beyond that 503 with
-``Retry-After``; a request still running at its deadline is answered 504.
+``Retry-After``; a request still running at its deadline is answered 504 and its correction is told
+to stop (it ends at its next unit of work: ``sqlmend.db.base.WorkBudget.cancel``), so its thread
+serves the next request. A request whose SQL is longer than ``wide_sql_chars`` (an IN list of
+thousands of values) runs on a lane of its own (``wide_concurrency`` threads, one by default): wide
+requests never hold every thread, nor most of the interpreter's time (its lock runs one Python thread
+at a time), and a normal one sent during them is answered.
 
 One :class:`~sqlmend.pipeline.Pipeline` per endpoint serves every request: built
 once when the app is made (models and indexes load once), shared by the worker
@@ -32,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
@@ -41,6 +48,7 @@ from pydantic import BaseModel, Field
 
 from sqlmend.api import Correctors, check_answer, check_config, database_name
 from sqlmend.db import check_db_id
+from sqlmend.db.account import WARNINGS, Login, health, refusal, root_logins
 from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
@@ -79,6 +87,26 @@ class Refusal(Exception):
         self.status, self.message, self.reason, self.headers = status, message, reason, headers or {}
 
 
+def check_logins(config: PipelineConfig, db_root: str | None) -> list[Login]:
+    """Check the logins of the databases of ``db_root`` (files: may this process write them?) when a
+    service starts: warn once about those that may write, or refuse to start under
+    ``require_read_only_login``. A database named in a request is checked when it is first opened.
+
+    Returns:
+        The logins of the root's databases.
+
+    Raises:
+        ConfigError: a login that may write, under ``require_read_only_login``.
+    """
+    logins = root_logins(db_root) if db_root else []
+    writers = [x for x in logins if x.may_write]
+    if writers and config.require_read_only_login:
+        more = f" (and {len(writers) - 1} more database{'s' if len(writers) > 2 else ''})" if len(writers) > 1 else ""
+        raise ConfigError(refusal(writers[0]) + more)
+    WARNINGS.note(writers)
+    return logins
+
+
 def default_db_root() -> str | None:
     """The Spider databases of the data root, when there is one (else None: requests need ``db``)."""
     from sqlmend.errors import SqlmendError
@@ -110,10 +138,21 @@ class Service:
         self.correctors = Correctors(self.pipe, self.checker)
         self.gate = Gate(settings.max_concurrency + settings.max_queue)
         self.executor = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="sqlmend-serve")
+        self.wide = ThreadPoolExecutor(settings.wide_concurrency, thread_name_prefix="sqlmend-wide")
         self.metrics = Metrics()
         store = (config.options.get("memory") or {}).get("store") or None
         self.memory_store = "postgresql" if is_url(store) else "folder"
+        self.check_logins(db_root)
         self.scrub = Scrubber(server_roots([db_root, None if is_url(store) else store]))
+
+    def check_logins(self, db_root: str | None) -> None:
+        """:func:`check_logins` of the app's database root, kept for ``/health``."""
+        self.root_logins = check_logins(self.config, db_root)
+
+    def logins(self) -> dict[str, Any]:
+        """``/health``'s ``login``: whether every database's login is read-only, and those that may write."""
+        seen = {x.target: x for x in [*self.root_logins, *self.correctors.login_list()]}
+        return health(seen.values())
 
     # --- one request -------------------------------------------------------
 
@@ -132,10 +171,11 @@ class Service:
         return Task(question_id=req.question_id, db_id=req.db_id or database_name(req.db or ""), question=req.question,
                     sql=req.sql, evidence=req.evidence, db=req.db or None)
 
-    def correct(self, task: Task, check: bool = False) -> dict[str, Any]:
+    def correct(self, task: Task, check: bool = False, cancel: threading.Event | None = None) -> dict[str, Any]:
         """Correct (or check) one task in a worker thread and return its scrubbed answer: the
-        record of :meth:`sqlmend.api.Correctors.answer`, the one path of every door."""
-        body = self.correctors.answer(task, check).to_dict()
+        record of :meth:`sqlmend.api.Correctors.answer`, the one path of every door (``cancel``: set
+        when the request's deadline passes)."""
+        body = self.correctors.answer(task, check, cancel).to_dict()
         self.metrics.record_correction(body)
         return self.scrub.value(body)
 
@@ -146,8 +186,10 @@ class Service:
             raise Refusal(503, "service saturated: too many requests in flight, retry later", "saturated",
                           {"Retry-After": str(self.settings.retry_after)})
         self.metrics.in_flight.set(self.gate.in_flight)
+        cancel = threading.Event()
+        lane = self.wide if len(req.sql) > self.settings.wide_sql_chars else self.executor
         try:
-            future = self.executor.submit(self.correct, task, check)
+            future = lane.submit(self.correct, task, check, cancel)
         except RuntimeError:  # shutting down
             self.gate.leave()
             raise Refusal(503, "service shutting down", "shutdown",
@@ -156,6 +198,7 @@ class Service:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.deadline)
         except asyncio.TimeoutError:
+            cancel.set()  # nobody waits for it any more: its work stops at its next unit
             raise Refusal(504, f"deadline of {self.settings.deadline:g} s exceeded", "deadline") from None
 
     def _leave(self, _: Any) -> None:
@@ -182,6 +225,7 @@ class Service:
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.wide.shutdown(wait=False, cancel_futures=True)
         self.correctors.close()
 
 
@@ -251,7 +295,7 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
     def health() -> dict[str, Any]:
         return {"strategy": service.config.strategy,
                 "stages": {name: True for name in service.config.stage_names()},
-                "memory_store": service.memory_store}
+                "memory_store": service.memory_store, "login": service.logins()}
 
     @app.get("/metrics")
     def metrics() -> Any:
