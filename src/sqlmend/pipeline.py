@@ -1,4 +1,4 @@
-"""The correction pipeline: static → memory → detector → search → refinement → guard.
+"""The correction pipeline: static → memory → consensus → detector → search → refinement → guard.
 
 ``Pipeline(config).correct(task)`` runs the configured stages on one task and
 returns a :class:`~sqlmend.types.Correction`; :func:`correct_batch` runs many
@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from sqlmend import guard, llm
 from sqlmend.db import benchmark_db, connect
+from sqlmend.consensus.stage import ConsensusStage
 from sqlmend.db.base import ITEM_BUDGET, WorkBudget
 from sqlmend.detect.stage import DetectorStage
 from sqlmend.errors import (ConfigError, DatabaseNotFoundError, InputError, ItemAborted, OutputError,
@@ -52,6 +53,7 @@ from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task, j
 STAGES: dict[str, type[Stage] | None] = {
     "static": StaticStage,
     "memory": MemoryStage,
+    "consensus": ConsensusStage,  # only on a task with alternatives (Task.alternatives)
     "detector": DetectorStage,
     "search": SearchStage,
     "refine": None,
@@ -300,6 +302,13 @@ def _admitted(trace: StageTrace, ctx: StageContext, gate: Any) -> bool:
     return False
 
 
+def stage_applies(stage: Any, task: Task) -> bool:
+    """Whether a stage has anything to do for a task (``StageBase.applies``; the consensus stage needs
+    alternatives); one that does not is left out of the task's run and trace."""
+    applies = getattr(stage, "applies", None)
+    return applies is None or applies(task)
+
+
 def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = None) -> None:
     """Run ``stages`` on ``ctx`` in order, chaining accepted rewrites and findings.
 
@@ -319,6 +328,8 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = 
     """
     refused = False
     for stage in stages:
+        if stage != "guard" and not stage_applies(stage, ctx.task):  # nothing to do: no trace
+            continue
         if refused and stage != "guard":  # a refusal is reported, never rewritten
             ctx.traces.append(StageTrace(stage=getattr(stage, "name", "?"), status="skipped",
                                          note="refused: not one read-only query"))
@@ -333,6 +344,8 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = 
         ctx.traces.append(trace)
         if trace.candidate and trace.verdict and trace.verdict.accepted and _admitted(trace, ctx, gate):
             ctx.accept(trace.verdict.sql)
+            if getattr(stage, "replaces_query", False):  # the findings were about the query it replaced
+                ctx.findings.clear()
         elif trace.candidate and trace.verdict is None:
             # a stage must guard its own rewrite; an unguarded candidate is not taken
             trace.note = (trace.note + "; " if trace.note else "") + "candidate without guard verdict ignored"

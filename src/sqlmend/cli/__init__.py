@@ -52,6 +52,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.search_cmd",
     "sqlmend.cli.faults_cmd",
     "sqlmend.cli.modelsim_cmd",
+    "sqlmend.cli.alternatives_cmd",
     "sqlmend.cli.fuzz_cmd",
     "sqlmend.cli.soak_cmd",
 ]
