@@ -248,7 +248,8 @@ def _strict(c: Consensus, question: str, dialect: str, fails: bool) -> Decision:
     k = c.vote.k
     content = sum(len(g.members) for g in c.groups if g.original or g.reordered)
     if content:
-        return Decision(False, "strict", f"{content} of {k} alternatives return the original's content")
+        return Decision(False, "strict", f"{content} of {k} alternative{'s' if k != 1 else ''} agree with it "
+                                         "(its rows, in some column order)")
     top, why = _top(c.groups)
     if top is None:
         return Decision(False, "strict", why)
