@@ -30,8 +30,11 @@ from typing import Any, Callable
 
 from sqlmend.types import Correction, Task
 
-#: The thresholds of the curve (the risk score lies in [-1, 1]; candidates mostly in [0, 1]).
-CURVE = tuple(round(-0.2 + 0.05 * i, 2) for i in range(25))
+#: The thresholds of the curve: the risk score lies in [-1, 3], the candidates mostly in [0, 1], the strict
+#: rule's replacements in [2, 3] (:func:`sqlmend.consensus.risk.rank`).
+CURVE = tuple(round(-0.2 + 0.05 * i, 2) for i in range(25)) + tuple(round(2.0 + 0.1 * i, 2) for i in range(11))
+#: The run folder of the strict rule (bumped when the consensus stage's traces change).
+STRICT_RUN = "strict-v2"
 
 
 @dataclass
@@ -187,7 +190,7 @@ def bench_alternatives(pred: Path, alternatives: list[Path], out: Path, *, datas
                                                   encoding="utf-8")
     config = PipelineConfig(workers=workers, timeout=timeout)
     default = _run(tasks, config, ds.db_root, folder / "default" / "corrections.jsonl", progress)
-    strict = _run(with_alts, config, ds.db_root, alt_folder / "strict" / "corrections.jsonl", progress)
+    strict = _run(with_alts, config, ds.db_root, alt_folder / STRICT_RUN / "corrections.jsonl", progress)
     sc = self_consistency(ds, with_alts, timeout)
     suspects = set(gold_suspects(ds, ids, 10.0))
     evaluator = CachedEvaluator(ds, timeout, workers)

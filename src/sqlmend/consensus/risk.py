@@ -38,8 +38,22 @@ from sqlmend.errors import ConfigError
 
 KIND = "sqlmend-consensus-history"
 VERSION = 1
-#: Every score lies in [-1, 1]: a threshold below it replaces every candidate.
+#: Every score lies in [-1, 3]: a threshold below it replaces every candidate.
 LOWEST = -1.0
+#: What the strict rule's replacements add to their score: they rank above every other candidate, so
+#: the family of rules the threshold picks from runs from "the strict rule's most certain replacements
+#: only" (a threshold above 2) through "the strict rule and every candidate scoring from t on" (t <= 1).
+STRICT_FIRST = 2.0
+
+
+def rank(score: float, strict: bool) -> float:
+    """The risk rule's score of a candidate: its score in [-1, 1], plus :data:`STRICT_FIRST` when the strict
+    rule would replace with it.
+
+    >>> rank(0.25, False), rank(0.25, True)
+    (0.25, 2.25)
+    """
+    return score + STRICT_FIRST if strict else score
 
 
 @dataclass

@@ -39,13 +39,14 @@ independent sources of evidence say it is wrong and sqlmend's own evidence does 
 
 **The risk rule** (opt-in). Every item with a candidate (the largest voting group other than the
 original's rows or their reordering, unique, with a member passing the static and question-names
-checks of 3) gets a score
+checks of 3; the strict rule's replacement when it makes one) gets a score
 
     score = ((votes for the candidate - alternatives returning the original's content)
-             + (P_verifier(member) - P_verifier(original))) / (k + 1)
+             + (P_verifier(member) - P_verifier(original))) / (k + 1)          in [-1, 1],
 
-and the candidate replaces the original when ``score >= threshold``; an original that fails to run
-is replaced by any candidate. The threshold is calibrated on a labelled history by conformal risk
+plus 2 when the strict rule replaces (:func:`sqlmend.consensus.risk.rank`: the strict rule's
+decisions come first, then the others by score), and the candidate replaces the original when its
+score reaches the threshold; an original that fails to run is replaced by any candidate. The threshold is calibrated on a labelled history by conformal risk
 control (:mod:`sqlmend.consensus.risk`), which bounds the expected share of correct queries broken.
 """
 
@@ -64,6 +65,7 @@ from sqlmend.search.engine import execute_original
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier
 from sqlmend.sql.diff import dropped_names
+from sqlmend.consensus.risk import rank
 from sqlmend.stage import Vote, exec_error_text, refused_by_engine
 from sqlmend.types import ExecResult, Finding
 
@@ -276,8 +278,14 @@ def _strict(c: Consensus, question: str, dialect: str, fails: bool) -> Decision:
     return Decision(False, "strict", "the evidence sides with the original: " + "; ".join(reasons))
 
 
-def _risk_candidate(c: Consensus, question: str, dialect: str) -> tuple[int | None, float | None]:
-    """The risk rule's candidate (an alternative's index) and its score (None: none)."""
+def _raw_score(c: Consensus, top: Group, member: Answer) -> float:
+    content = sum(len(g.members) for g in c.groups if g.original or g.reordered)
+    return ((top.votes - content) + ((member.p_correct or 0.0) - (c.original.p_correct or 0.0))) / (c.vote.k + 1)
+
+
+def _risk_candidate(c: Consensus, question: str, dialect: str, strict: Decision) -> tuple[int | None, float | None]:
+    """The risk rule's candidate (an alternative's index) and its score (None: none): the strict rule's
+    replacement when it makes one, ranked above every other (:func:`sqlmend.consensus.risk.rank`)."""
     voting = [g for g in c.groups if g.votes and not (g.original or g.reordered)]
     if not voting:
         return None, None
@@ -285,24 +293,24 @@ def _risk_candidate(c: Consensus, question: str, dialect: str) -> tuple[int | No
     if len(voting) > 1 and voting[1].votes == voting[0].votes:
         return None, None
     top = voting[0]
-    content = sum(len(g.members) for g in c.groups if g.original or g.reordered)
+    if strict.replace and strict.member is not None:
+        return strict.member, rank(_raw_score(c, top, c.alternatives[strict.member]), True)
     for i in top.voters:
         member = c.alternatives[i]
         if not _not_siding(c.original, member, question, dialect, verifier_check=False):
-            score = ((top.votes - content) + ((member.p_correct or 0.0) - (c.original.p_correct or 0.0))) / (c.vote.k + 1)
-            return i, score
+            return i, rank(_raw_score(c, top, member), False)
     return None, None
 
 
-def _risk(c: Consensus, rule: Rule, fails: bool) -> Decision:
-    i, score = c.candidate, c.decision.score
+def _risk(c: Consensus, rule: Rule, fails: bool, score: float | None) -> Decision:
+    i = c.candidate
     if i is None:
         return Decision(False, "risk", "no candidate: no unique largest group of voting alternatives with other rows "
                                        "passes the static and question checks", threshold=rule.threshold)
     member = c.alternatives[i]
     if fails:
         return Decision(True, "risk", "the original fails to run", sql=member.sql, member=i, tier="fails",
-                        threshold=rule.threshold)
+                        score=score, threshold=rule.threshold)
     assert score is not None
     if rule.threshold is not None and score >= rule.threshold:
         return Decision(True, "risk", f"the candidate's score {score:.3f} >= the threshold {rule.threshold:.3f} "
@@ -431,11 +439,8 @@ def consult(db: Any, question: str, original: str, alternatives: list[str], *, e
         suspect.append(f"verifier {orig.p_correct:.3f} < {verifier.suspect_below:g}")
     vote = Vote(sql=original, k=len(alternatives), agree=agree)
     c = Consensus(orig, answers, group_list, vote, suspect, Decision(False, rule.name, ""))
-    c.candidate, score = _risk_candidate(c, question, dialect)
+    strict = _strict(c, question, dialect, fails)
+    c.candidate, score = _risk_candidate(c, question, dialect, strict)
+    c.decision = _risk(c, rule, fails, score) if rule.name == "risk" else strict
     c.decision.score = score
-    if rule.name == "risk":
-        c.decision = _risk(c, rule, fails)
-    else:
-        c.decision = _strict(c, question, dialect, fails)
-        c.decision.score = score
     return c
