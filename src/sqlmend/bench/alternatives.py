@@ -94,7 +94,7 @@ def self_consistency(ds: Any, tasks: list[Task], timeout: float = 30.0, max_rows
             keys: list[Any] = []
             for text in [t.sql, *t.alternatives]:
                 key = None
-                if db is not None and text.strip() and guard.read_only_problem(text, db.dialect) is None:
+                if db is not None and text.strip() and not guard.read_only_problem(text, db.dialect):
                     try:
                         key = set_key(db.execute(text, timeout=timeout, max_rows=max_rows).rows)
                     except DatabaseError:

@@ -401,7 +401,7 @@ def consult(db: Any, question: str, original: str, alternatives: list[str], *, e
             a.status, a.error = "skipped", f"past the first {max_alternatives} alternatives"
         elif not isinstance(text, str) or not text.strip():
             a.status, a.error = "empty", "empty SQL"
-        elif (problem := guard.read_only_problem(text, dialect)) is not None:
+        elif (problem := guard.read_only_problem(text, dialect, getattr(db, "allow_functions", frozenset()))):
             a.status, a.error = "refused", f"refused: {problem}; never run"
         else:
             a.result, a.error = run(text, alternative_timeout)
