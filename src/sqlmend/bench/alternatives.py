@@ -32,7 +32,7 @@ from sqlmend.types import Correction, Task
 
 #: The thresholds of the curve: the risk score lies in [-1, 3], the candidates mostly in [0, 1], the strict
 #: rule's replacements in [2, 3] (:func:`sqlmend.consensus.risk.rank`).
-CURVE = tuple(round(-0.2 + 0.05 * i, 2) for i in range(25)) + tuple(round(2.0 + 0.1 * i, 2) for i in range(11))
+CURVE = tuple(round(-0.2 + 0.1 * i, 2) for i in range(13)) + tuple(round(2.0 + 0.25 * i, 2) for i in range(5))
 #: The run folder of the strict rule (bumped when the consensus stage's traces change).
 STRICT_RUN = "strict-v2"
 
@@ -295,7 +295,8 @@ def curve_chart(curve: dict[str, Any]) -> Any:
     return svg.lines(curve["thresholds"], {"fixes": [float(v) for v in curve["fixes"]],
                                            "breaks": [float(v) for v in curve["breaks"]],
                                            "breaks (gold-clean)": [float(v) for v in curve["breaks_clean"]]},
-                     f"{curve['pred']}: the consensus candidate alone, fixes and breaks", "risk rule's threshold")
+                     f"{curve['pred']}: the consensus candidate alone, fixes and breaks", "risk rule's threshold",
+                     width=760)
 
 
 def write_svgs(folder: Path, reports: list[AltReport]) -> list[Path]:
