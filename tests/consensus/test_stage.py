@@ -120,3 +120,20 @@ def test_correct_takes_alternative_files_aligned_with_the_predictions(tmp_path, 
     short.write_text("SELECT 1\n")
     r = CliRunner().invoke(app, args[:-1] + [str(tmp_path / "other"), "--alt", str(short)])
     assert r.exit_code == 1 and "short.sql: 1 lines, but spider-dev has 1034 questions" in r.output
+
+
+def test_the_refiner_is_shown_the_other_answers(spider_db):
+    import json as _json
+
+    from sqlmend.llm import ReplayBackend
+
+    model = ReplayBackend.scripted([_json.dumps({"errors": []}),
+                                    _json.dumps({"sql": "SELECT count(*) FROM singer", "addressed": [],
+                                                 "no_change": True})])
+    pipe = Pipeline(PipelineConfig(stages=["static", "consensus", "refine", "guard"], model_gate=False),
+                    resolve=lambda stage: model if stage in ("refiner", "localizer") else None)
+    c = pipe.correct(_task(spider_db, "concert_singer", "How many singers are there?", "SELECT count(*) FROM singer",
+                           ["SELECT count(*) FROM singer WHERE Age > 40", "SELECT COUNT(*) FROM singer WHERE Age > 40"]))
+    assert _stage(c, "refine").status == "ran" and c.sql == "SELECT count(*) FROM singer"
+    refine_prompt = json.dumps(model.history[-1])
+    assert "other_answers" in refine_prompt and "SELECT count(*) FROM singer WHERE Age > 40" in refine_prompt
