@@ -116,6 +116,10 @@ def test_correct_takes_alternative_files_aligned_with_the_predictions(tmp_path, 
     assert first["k"] == 2 and first["alternatives"][0]["sql"] == dev[0]
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert [p.rsplit("/", 1)[1] for p in run["alternatives"]] == ["din-sql_gpt-4.sql", "dail-sql_gpt-4.sql"]
+    from sqlmend.review.run import Run, p_errors  # the review orders such a run by the vote's P(error)
+
+    assert p_errors(Run.load(tmp_path / "run")) == {
+        x["question_id"]: x["stages"][1]["detail"]["consensus"]["p_error"] for x in rows}
     short = tmp_path / "short.sql"
     short.write_text("SELECT 1\n")
     r = CliRunner().invoke(app, args[:-1] + [str(tmp_path / "other"), "--alt", str(short)])
