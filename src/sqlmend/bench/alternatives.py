@@ -243,7 +243,7 @@ def bench_alternatives(pred: Path, alternatives: list[Path], out: Path, *, datas
         test = [q for q in ids if q in set(split.test)]
         risk_config = PipelineConfig(workers=workers, timeout=timeout,
                                      options={"consensus": {"threshold": 2.0 if threshold is None else threshold}})
-        tag = f"risk-{risk:g}-seed{seed}-{'none' if threshold is None else f'{threshold:.6f}'}"
+        tag = f"risk-{risk:g}-seed{seed}-{'none' if threshold is None else f'{threshold:.6f}'}-{STRICT_RUN}"
         by_id = {t.question_id: t for t in with_alts}
         risky = _run([by_id[q] for q in test], risk_config, ds.db_root, alt_folder / tag / "corrections.jsonl",
                      progress)
