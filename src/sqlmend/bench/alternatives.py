@@ -57,6 +57,7 @@ class AltRow:
     changed: int = 0
     seconds_per_query: float | None = None  # the pipeline's, all stages
     consensus_seconds: float | None = None  # the consensus stage's, per query with alternatives
+    consensus_work: float | None = None  # the work its queries did per query (seconds of work, SQLite: counted)
     threshold: float | None = None  # risk: the calibrated threshold
     history: int | None = None  # risk: the correct history queries it was calibrated on
 
@@ -222,6 +223,9 @@ def bench_alternatives(pred: Path, alternatives: list[Path], out: Path, *, datas
                 a = auroc([1 - votes[q]["p_error"] for q in with_vote], [q in wrong for q in with_vote])
                 r.auroc = None if a is None else round(a, 4)
                 r.consensus_seconds = _seconds(runs, with_vote, "consensus")
+                work = [s.detail["work"] for q in with_vote for s in runs[q].stages
+                        if s.stage == "consensus" and "work" in s.detail]
+                r.consensus_work = round(sum(work) / len(work), 6) if work else None
         if on_row is not None:
             on_row(r)
         return r

@@ -139,6 +139,8 @@ class ConsensusStage(StageBase):
     def run(self, ctx: StageContext) -> StageTrace:
         start = time.perf_counter()
         s = self.settings
+        budget = getattr(ctx.db, "budget", None)
+        used = budget.used if budget is not None else None
         result, error = ctx.execute()
         static = [f for f in ctx.findings if f.source == "static"] if ctx.sql == ctx.task.sql else None
         limit = alternative_limit(s.timeout, getattr(ctx.db, "budget", None),
@@ -176,6 +178,8 @@ class ConsensusStage(StageBase):
             trace.note += f"; the {d.rule} rule would replace it ({d.why}), but this run only reports"
         else:
             trace.note += f"; kept ({d.rule} rule): {d.why}"
+        if used is not None:  # the work its queries did, as the item's budget counts it (SQLite: counted, not timed)
+            trace.detail["work"] = round(budget.used - used, 6)
         trace.seconds = round(time.perf_counter() - start, 4)
         return trace
 
