@@ -116,3 +116,13 @@ def test_the_risk_rule_replaces_from_its_threshold_on(db):
     never = consult(*args, rule=Rule("risk", None)).decision
     assert not never.replace
     assert STRICT.name == "strict"
+
+
+def test_the_risk_rule_takes_no_candidate_the_majority_of_all_answers_does_not_back(db):
+    """As self-consistency counts: the original is a vote too, and ties go to it."""
+    conn, q, o = db("concert_singer"), "How many singers are there?", "SELECT count(*) FROM singer"
+    other = "SELECT count(*) FROM singer WHERE Age > 40"
+    assert consult(conn, q, o, [other]).candidate is None  # 1 against 1
+    assert consult(conn, q, o, [o.lower(), other, other]).candidate is None  # 2 against 2
+    backed = consult(conn, q, o, [other, other])  # 2 against 1
+    assert backed.candidate == 0 and backed.decision.score is not None and not backed.decision.replace

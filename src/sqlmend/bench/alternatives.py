@@ -34,7 +34,9 @@ from sqlmend.types import Correction, Task
 #: rule's replacements in [2, 3] (:func:`sqlmend.consensus.risk.rank`).
 CURVE = tuple(round(-0.2 + 0.1 * i, 2) for i in range(13)) + tuple(round(2.0 + 0.25 * i, 2) for i in range(5))
 #: The run folder of the strict rule (bumped when the consensus stage's traces change).
-STRICT_RUN = "strict-v2"
+STRICT_RUN = "strict-v3"
+#: The version of the risk rule's family of decisions (bumped when it changes: its runs are not reused).
+RISK_RULE = "v3"
 
 
 @dataclass
@@ -247,7 +249,7 @@ def bench_alternatives(pred: Path, alternatives: list[Path], out: Path, *, datas
         test = [q for q in ids if q in set(split.test)]
         risk_config = PipelineConfig(workers=workers, timeout=timeout,
                                      options={"consensus": {"threshold": 2.0 if threshold is None else threshold}})
-        tag = f"risk-{risk:g}-seed{seed}-{'none' if threshold is None else f'{threshold:.6f}'}-{STRICT_RUN}"
+        tag = f"risk-{risk:g}-seed{seed}-{'none' if threshold is None else f'{threshold:.6f}'}-{RISK_RULE}"
         by_id = {t.question_id: t for t in with_alts}
         risky = _run([by_id[q] for q in test], risk_config, ds.db_root, alt_folder / tag / "corrections.jsonl",
                      progress)

@@ -37,9 +37,11 @@ independent sources of evidence say it is wrong and sqlmend's own evidence does 
    the second law), and, when the original runs, the verifier does not prefer the original
    (P(original) <= P(member)).
 
-**The risk rule** (opt-in). Every item with a candidate (the largest voting group other than the
-original's rows or their reordering, unique, with a member passing the static and question-names
-checks of 3; the strict rule's replacement when it makes one) gets a score
+**The risk rule** (opt-in). Every item with a candidate (the strict rule's replacement when it makes
+one; else the largest voting group other than the original's rows or their reordering, unique, with
+more votes than the original's side (the original itself and the alternatives agreeing with it, as
+self-consistency counts: ties go to the original), with a member passing the static and
+question-names checks of 3) gets a score
 
     score = ((votes for the candidate - alternatives returning the original's content)
              + (P_verifier(member) - P_verifier(original))) / (k + 1)          in [-1, 1],
@@ -283,9 +285,13 @@ def _raw_score(c: Consensus, top: Group, member: Answer) -> float:
     return ((top.votes - content) + ((member.p_correct or 0.0) - (c.original.p_correct or 0.0))) / (c.vote.k + 1)
 
 
-def _risk_candidate(c: Consensus, question: str, dialect: str, strict: Decision) -> tuple[int | None, float | None]:
+def _risk_candidate(c: Consensus, question: str, dialect: str, strict: Decision,
+                    fails: bool) -> tuple[int | None, float | None]:
     """The risk rule's candidate (an alternative's index) and its score (None: none): the strict rule's
-    replacement when it makes one, ranked above every other (:func:`sqlmend.consensus.risk.rank`)."""
+    replacement when it makes one, ranked above every other (:func:`sqlmend.consensus.risk.rank`); else
+    a group the majority of all the answers backs, as self-consistency counts them (more votes than
+    the original and the alternatives that agree with it: ties go to the original), when the original
+    runs."""
     voting = [g for g in c.groups if g.votes and not (g.original or g.reordered)]
     if not voting:
         return None, None
@@ -295,6 +301,9 @@ def _risk_candidate(c: Consensus, question: str, dialect: str, strict: Decision)
     top = voting[0]
     if strict.replace and strict.member is not None:
         return strict.member, rank(_raw_score(c, top, c.alternatives[strict.member]), True)
+    content = sum(len(g.members) for g in c.groups if g.original or g.reordered)
+    if not fails and top.votes <= content + 1:  # the original's side, itself included, is as large
+        return None, None
     for i in top.voters:
         member = c.alternatives[i]
         if not _not_siding(c.original, member, question, dialect, verifier_check=False):
@@ -440,7 +449,7 @@ def consult(db: Any, question: str, original: str, alternatives: list[str], *, e
     vote = Vote(sql=original, k=len(alternatives), agree=agree)
     c = Consensus(orig, answers, group_list, vote, suspect, Decision(False, rule.name, ""))
     strict = _strict(c, question, dialect, fails)
-    c.candidate, score = _risk_candidate(c, question, dialect, strict)
+    c.candidate, score = _risk_candidate(c, question, dialect, strict, fails)
     c.decision = _risk(c, rule, fails, score) if rule.name == "risk" else strict
     c.decision.score = score
     return c
