@@ -13,7 +13,9 @@ key fails at start) and shared by every task. The task names its database
 pipeline's ``db_root``). Every rewrite, from any stage, passes
 ``sqlmend.guard.validate``; the final ``guard`` stage checks the end result
 against the input once more, so the output is either a guarded rewrite or the
-input unchanged ("never turn a correct query into a wrong one").
+input unchanged ("never turn a correct query into a wrong one"). A rewrite of a
+query the engine refuses also keeps ``sqlmend.guard.SecondLaw`` unless a strict
+rule's fixes make it ("never turn a visible error into a silent wrong answer").
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ from sqlmend.refine.stage import RefineStage
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
+from sqlmend.sql import fixes as sql_fixes
 from sqlmend.sql.functions import normalize_names
-from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
+from sqlmend.stage import RunSettings, Stage, StageContext, refused_by_engine, settings_of
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task, json_text
 
@@ -297,9 +300,46 @@ def _final_guard(ctx: StageContext, original: str) -> StageTrace:
     return trace
 
 
-def _admitted(trace: StageTrace, ctx: StageContext, gate: Any) -> bool:
-    """Whether a stage's rewrite the guard accepted is taken: one that came from a model call passes
-    the model gate too (:mod:`sqlmend.search.gate`); a refusal turns the trace's verdict into one."""
+def _proven(candidate: str, ctx: StageContext, findings: list[Finding]) -> bool:
+    """Whether ``candidate`` is the current SQL with the fixes of the strict static findings applied:
+    a rule proves the change (the static stage's rewrite)."""
+    fixes = [fx for f in findings if f.severity == "strict" and f.source == "static" for fx in f.fixes]
+    if not fixes:
+        return False
+    try:
+        return sql_fixes.apply(ctx.sql, fixes, dialect=ctx.dialect).strip() == candidate.strip()
+    except SqlmendError:  # fixes planned on another SQL
+        return False
+
+
+def _second_law(trace: StageTrace, ctx: StageContext) -> str | None:
+    """Why a stage's rewrite of a query the engine refuses is not admitted by the second law
+    (:class:`sqlmend.guard.SecondLaw`), or None: a query that runs, or a rewrite a strict rule proves."""
+    result, error = ctx.execute()
+    if result is not None or not refused_by_engine(error):
+        return None
+    candidate = trace.verdict.sql
+    if _proven(candidate, ctx, [*ctx.findings, *trace.findings]):
+        return None
+    why = guard.SecondLaw(ctx.db, ctx.sql, ctx.task.question).check(candidate)
+    return f"rewrite not admitted (second law: a failing query is kept rather than answer another question): {why}" \
+        if why else None
+
+
+def _admitted(trace: StageTrace, ctx: StageContext, gate: Any, whole: bool = False) -> bool:
+    """Whether a stage's rewrite the guard accepted is taken: a rewrite of a query the engine refuses
+    keeps the second law (:func:`_second_law`, every stage), and one that came from a model call passes
+    the model gate too (:mod:`sqlmend.search.gate`); a refusal turns the trace's verdict into one.
+
+    ``whole``: the rewrite is a whole other answer to the question, not an edit of the query (a stage with
+    ``replaces_query``, the consensus stage): "drops no clause, adds no table" says nothing of another
+    system's query, so its own rule judges it (the consensus rule keeps what the question names)."""
+    law = None if whole else _second_law(trace, ctx)
+    if law is not None:
+        trace.detail["rejected"] = law
+        trace.verdict = GuardVerdict(False, law, ctx.sql)
+        trace.note = (trace.note + "; " if trace.note else "") + law
+        return False
     chats = trace.detail.get("usage", {}).get("chat", trace.calls)  # the memory stage counts embeddings apart
     if gate is None or not chats:
         return True
@@ -359,7 +399,8 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = 
             continue
         trace = _run_stage(stage, ctx)
         ctx.traces.append(trace)
-        if trace.candidate and trace.verdict and trace.verdict.accepted and _admitted(trace, ctx, gate):
+        if trace.candidate and trace.verdict and trace.verdict.accepted and \
+                _admitted(trace, ctx, gate, whole=getattr(stage, "replaces_query", False)):
             ctx.accept(trace.verdict.sql)
             if getattr(stage, "replaces_query", False):  # the findings were about the query it replaced
                 ctx.findings.clear()

@@ -141,3 +141,21 @@ def test_the_refiner_is_shown_the_other_answers(spider_db):
     assert _stage(c, "refine").status == "ran" and c.sql == "SELECT count(*) FROM singer"
     refine_prompt = json.dumps(model.history[-1])
     assert "other_answers" in refine_prompt and "SELECT count(*) FROM singer WHERE Age > 40" in refine_prompt
+
+
+def test_a_failing_query_replaced_by_another_answer_is_judged_by_the_consensus_rule(pipe, spider_db):
+    """The second law at admission judges edits (no clause dropped, no table added); another system's whole
+    answer is judged by the consensus rule, which keeps what the question names."""
+    from sqlmend import guard
+    from sqlmend.db import connect
+
+    original, other = "SELECT qqq FROM singer WHERE Age > 0", "SELECT Name FROM singer"
+    with connect(str(spider_db("concert_singer"))) as db:
+        assert "drops part of the query" in guard.SecondLaw(db, original, "Names of the singers?").check(other)
+    c = pipe.correct(_task(spider_db, "concert_singer", "Names of the singers?", original, [other]))
+    t = _stage(c, "consensus")
+    assert t.detail["consensus"]["decision"]["tier"] == "fails" and t.verdict.accepted and c.sql == other
+    # what the question names still counts: a failing query that names 30 is not replaced by one that drops it
+    c = pipe.correct(_task(spider_db, "concert_singer", "Names of the singers older than 30?",
+                           "SELECT qqq FROM singer WHERE Age > 30", ["SELECT Name FROM singer"]))
+    assert _stage(c, "consensus").candidate is None and "drops what the question names (30)" in _stage(c, "consensus").note

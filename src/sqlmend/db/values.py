@@ -39,6 +39,7 @@ from rapidfuzz import fuzz, process
 
 from sqlmend.errors import ConfigError, QueryError, QueryTimeout
 from sqlmend.paths import cache_dir
+from sqlmend.sql.names import singular
 
 if TYPE_CHECKING:
     from sqlmend.db.base import Database
@@ -64,26 +65,6 @@ class ValueMatch:
     value: str
     mode: str  # the mode that found it (see MODES)
     score: float = 100.0  # rapidfuzz score for "approx", 100 otherwise
-
-
-def singular(word: str) -> str:
-    """Return a crude English singular of a lower-case word ('cities' -> 'city', 'dogs' -> 'dog').
-
-    Args:
-        word: one lower-case word.
-
-    Returns:
-        The word without its plural ending; short words and '-ss'/'-us'/'-is' words unchanged.
-    """
-    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        return word[:-2]
-    if word.endswith("s"):
-        return word[:-1]
-    return word
 
 
 def _fold(value: str) -> str:

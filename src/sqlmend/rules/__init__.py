@@ -40,6 +40,9 @@ from sqlmend.types import Finding
 STRICT_PRECISION = 0.995
 #: The measured precision shipped with the package (read when no other file is named).
 PRECISION_FILE = Path(__file__).with_name("precision.json")
+#: Why a rule is strict: its measured precision, or it finds only queries the engine refuses.
+MEASURED = "measured"
+REFUSED_ONLY = "finds only queries the engine refuses"
 #: Environment variable naming a measured-precision file to use instead of :data:`PRECISION_FILE`.
 PRECISION_ENV = "SQLMEND_RULES_PRECISION"
 
@@ -115,7 +118,7 @@ def effective_severity(rule: Rule, measurements: dict[str, Any] | None = None) -
         ``"strict"`` or ``"advisory"`` (unmeasured rules, and rules that flagged
         nothing when measured, are advisory).
     """
-    return "strict" if severity_reason(rule, measurements) == "measured" else "advisory"
+    return "strict" if severity_reason(rule, measurements) in (MEASURED, REFUSED_ONLY) else "advisory"
 
 
 def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> str:
@@ -127,7 +130,9 @@ def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> s
 
     Returns:
         ``"declared advisory"``, ``"unmeasured"`` (never measured, or flagged
-        nothing), ``"below 99.5%"`` or ``"measured"`` (strict).
+        nothing), ``"below 99.5%"``, ``"measured"`` (strict) or, for an unmeasured rule that finds
+        only queries the engine refuses (``Rule.refused_only``), :data:`REFUSED_ONLY` (strict: no
+        query it flags is right, so none it fixes can be made wrong).
     """
     if rule.severity != "strict":
         return "declared advisory"
@@ -135,10 +140,10 @@ def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> s
     precision = m.get("act_precision_clean") if rule.fixable and m.get("act_precision_clean") is not None \
         else m.get("precision_clean")
     if precision is None:
-        return "unmeasured"
+        return REFUSED_ONLY if rule.refused_only else "unmeasured"
     if precision < STRICT_PRECISION:
         return f"below {100 * STRICT_PRECISION:g}%"
-    return "measured"
+    return MEASURED
 
 
 def check(db: Any, sql_text: str, question: str = "", *, codes: list[str] | None = None,

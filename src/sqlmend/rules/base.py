@@ -16,6 +16,7 @@ from sqlmend import taxonomy
 from sqlmend.errors import DatabaseError
 from sqlmend.rules.analysis import QueryAnalysis
 from sqlmend.rules.failures import classify
+from sqlmend.rules.names import NamePlan, keyword_tree, plan as name_plan
 from sqlmend.rules.probe import Probe
 from sqlmend.stage import REFUSED_PREFIX, exec_error_text
 from sqlmend.types import ExecResult, Finding, Schema
@@ -62,6 +63,19 @@ class RuleContext:
         if self._analysis is None:
             self._analysis = QueryAnalysis(self.sql, self.schema, self.dialect)
         return self._analysis
+
+    @property
+    def names(self) -> NamePlan:
+        """The names of the query the schema does not have, matched to its own (:mod:`sqlmend.rules.names`);
+        computed once, and only for a query the engine refuses (empty otherwise)."""
+        if "names" not in self.memo:
+            failed = self.failure[0] not in ("", "refused", "timeout")
+            tree, spans = self.analysis.tree if failed else None, {}
+            if failed and tree is None:  # a table written as a keyword: FROM like AS T1
+                tree, spans = keyword_tree(self.sql, self.dialect)
+            self.memo["names"] = (name_plan(tree, self.schema, self.values, self.dialect, self.sql, spans=spans)
+                                  if tree is not None else NamePlan())
+        return self.memo["names"]
 
     @property
     def values(self) -> Any:
@@ -114,6 +128,9 @@ class Rule:
     error_type: ClassVar[str] = ""
     severity: ClassVar[str] = "advisory"  # declared; strict only with measured precision >= 99.5%
     fixable: ClassVar[bool] = False
+    #: The rule finds only queries the engine refuses (none of them right): a declared strict rule is
+    #: strict without a measurement (the five files may hold no such query to measure it on).
+    refused_only: ClassVar[bool] = False
 
     @property
     def family(self) -> str:

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from sqlmend import sql
 from sqlmend.errors import SqlError
+from sqlmend.guard import SecondLaw
 from sqlmend.search.adaptation import Adaptation, load as load_adaptation, observation as adapted_observation
 from sqlmend.search.engine import Executed, SearchResult, SearchSettings, result_key
 from sqlmend.search.generators import SearchInput
@@ -174,7 +175,7 @@ class SearchStage(StageBase):
             trace.status, trace.note = "skipped", "nothing flags this query (scope=flagged)"
             return self._done(trace, start), None
         schema = ctx.db.schema()
-        inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "")
+        inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "", dialect=ctx.dialect)
         verifier = self.verifier
         query = verifier.for_query(inp, orig, trained_findings(ctx.findings))  # featurized and scored once
         flagged = bool(flags)
@@ -189,8 +190,11 @@ class SearchStage(StageBase):
                 trace.note = f"nothing flags this query and the verifier trusts it ({orig.score:.3f} >= {below:g})"
                 return self._done(trace, start), None
             flags.append(f"verifier score {orig.score:.3f} < {below:g}")
-        found, ranked = query.search(ctx.db, ctx.findings, s.search_settings())
-        offered = self._offered(ctx, query, orig, found.candidates)
+        failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
+        # the second law: a candidate of a failing original that answers another question is no repair
+        admit = SecondLaw(ctx.db, orig.sql, ctx.task.question).check if failed else None
+        found, ranked = query.search(ctx.db, ctx.findings, s.search_settings(), admit=admit)
+        offered = self._offered(ctx, query, orig, found.candidates, admit)
         if offered:  # other answers to the question, scored beside the search's own candidates
             found.candidates.extend(offered)
             ranked = sorted([*ranked, *offered], key=lambda c: -c.score)
@@ -199,14 +203,17 @@ class SearchStage(StageBase):
         trace.detail.update({"generated": found.generated, "executed": found.executed,
                              "distinct": len(cands), "failed": found.failed, "stopped": found.stopped,
                              "search_seconds": round(found.seconds, 4), "search_cost": found.cost})
+        if found.held:
+            trace.detail["second_law"] = {"held": found.held, "first": found.held_back}
         if not cands:
-            trace.note = f"{found.executed} candidate(s) executed, none with a new result"
+            held = (f"; {found.held} held back: each drops part of the query or adds a table it does not ask "
+                    "for (second law)") if found.held else ""
+            trace.note = f"{found.executed} candidate(s) executed, none with a new result{held}"
             return self._done(trace, start), found
         orig.score = query.original_score
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
         adapted = False  # the choice is the adaptation's (issue 28)
-        failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
         no_margin = failed and s.failed_original == "replace"
         original, shown = orig.to_dict(), [c.to_dict() for c in ranked[: s.top]]
         if s.rerank == "cross":
@@ -269,9 +276,11 @@ class SearchStage(StageBase):
         return self._done(trace, start), found
 
     @staticmethod
-    def _offered(ctx: StageContext, query: Any, orig: Executed, cands: list[Executed]) -> list[Executed]:
+    def _offered(ctx: StageContext, query: Any, orig: Executed, cands: list[Executed],
+                 admit: Any = None) -> list[Executed]:
         """The candidates an earlier stage offers (the consensus stage's groups of alternatives) whose
-        result is new, as executed candidates scored by the verifier (the edit: a whole other answer)."""
+        result is new, as executed candidates scored by the verifier (the edit: a whole other answer);
+        for an original that fails to run, those ``admit`` (the second law) lets through, as the search's own."""
         if not ctx.offered:
             return []
         seen = {result_key(c.result) for c in cands if c.result is not None}
@@ -280,6 +289,8 @@ class SearchStage(StageBase):
         out = []
         for o in ctx.offered:
             if o.result is None or o.sql == ctx.sql or result_key(o.result) in seen:
+                continue
+            if admit is not None and admit(o.sql) is not None:
                 continue
             try:
                 tree = sql.parse(o.sql, dialect=ctx.dialect)

@@ -10,7 +10,12 @@ Operations:
     (a string literal for ``str``, a number otherwise).
 ``qualify_column``  ``{"path", "expect", "table"}``: the column gets the qualifier ``table``.
 ``replace_column``  ``{"path", "expect", "column", "table"}``: the column is renamed
-    (and requalified when ``table`` is given).
+    (and requalified when ``table`` is given); a name that is a reserved word is written quoted.
+``rename_table``  ``{"path", "expect", "name"}``: the table in FROM/JOIN at ``path`` reads the schema
+    table ``name`` instead; its alias (and a schema qualifier) stay as written.
+``replace_span``  ``{"start", "end", "expect", "value"}``: the characters ``start:end`` of the text,
+    which read ``expect``, become ``value``; applied to the text before it is parsed, for what no
+    parser reads (a table written as a keyword: ``FROM like`` for ``Likes``). :func:`apply` only.
 ``set_distinct``  ``{"path", "expect"}``: the SELECT at ``path`` gets DISTINCT.
 ``key_lookup``  ``{"path", "expect", "table", "key", "column", "value"}``: the comparison
     ``col = literal`` (``<>``: NOT IN) at ``path`` becomes ``col IN (SELECT key FROM table
@@ -34,10 +39,12 @@ from typing import Any
 from sqlglot import exp
 
 from sqlmend.errors import FixError
+from sqlmend.sql.names import needs_quotes
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
 
-OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup", "bridge_join")
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "rename_table", "replace_span", "set_distinct",
+              "key_lookup", "bridge_join")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
@@ -81,6 +88,11 @@ def replace_column(node: Any, column: str, table: str | None = None, dialect: st
             "column": column, "table": table or node.table or None}
 
 
+def _ident(name: str) -> Any:
+    """An identifier, quoted when the name is a reserved word or not a plain identifier."""
+    return exp.to_identifier(name, quoted=True if needs_quotes(name) else None)
+
+
 def _literal(value: Any) -> Any:
     if isinstance(value, str):
         return exp.Literal.string(value)
@@ -99,11 +111,19 @@ def _replacement(node: Any, fix: dict) -> Any:
             raise FixError(f"{op} needs a column, found {type(node).__name__}")
         name = fix.get("column") or node.name
         table = fix.get("table") or node.table or None
-        return exp.column(name, table=table)
+        return exp.column(_ident(name), table=_ident(table) if table else None)
+    if op == "rename_table":
+        if not isinstance(node, exp.Table):
+            raise FixError(f"rename_table needs a table, found {type(node).__name__}")
+        new = node.copy()
+        new.set("this", _ident(fix["name"]))
+        return new
     if op == "key_lookup":
         return _key_lookup(node, fix)
     if op == "bridge_join":
         return _bridge_join(node, fix)
+    if op == "replace_span":
+        raise FixError("replace_span changes the text, not a tree: apply it with sql.fixes.apply")
     if op == "set_distinct":
         if not isinstance(node, exp.Select):
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
@@ -199,5 +219,12 @@ def apply(text: str, fixes: list[dict], dialect: str = "sqlite") -> str:
     """
     if not fixes:
         return text
-    tree = apply_tree(parse(text, dialect=dialect), fixes, dialect)
+    spans = [f for f in fixes if f.get("op") == "replace_span"]
+    for fix in sorted(spans, key=lambda f: -f["start"]):  # from the end: earlier offsets stay valid
+        start, end = fix["start"], fix["end"]
+        if text[start:end] != fix.get("expect", text[start:end]):
+            raise FixError(f"characters {start}:{end} are {text[start:end]!r}, not {fix['expect']!r}")
+        text = text[:start] + fix["value"] + text[end:]
+    rest = [f for f in fixes if f.get("op") != "replace_span"]
+    tree = apply_tree(parse(text, dialect=dialect), rest, dialect)
     return render(tree, dialect=dialect, original=text)

@@ -40,6 +40,7 @@ class SearchInput:
     evidence: str = ""
     max_per_node: int = 4
     extra: dict[str, Any] = field(default_factory=dict)
+    dialect: str = "sqlite"  # the database's (sqlglot's name)
 
     @cached_property
     def link_scores(self) -> dict[str, float]:
