@@ -28,6 +28,7 @@ from typing import Any
 from sqlmend import sql
 from sqlmend.sql import names
 from sqlmend.sql.diff import dropped_clauses, dropped_names, identifiers, table_names
+from sqlmend.sql.schema import as_mapping
 from sqlmend.errors import QueryError, QueryTimeout, ReadOnlyViolation, SqlError
 from sqlmend.types import ExecResult, GuardVerdict
 
@@ -162,13 +163,14 @@ def validate(
 # --- the second law ----------------------------------------------------------------------------
 
 
-def _sources(select: Any) -> dict[str, str | None]:
-    """``{alias or name: table}`` of one SELECT's FROM/JOIN (lower case; None for a derived table)."""
+def _sources(select: Any, mapping: Any = None) -> dict[str, str | None]:
+    """``{alias or name: table}`` of one SELECT's FROM/JOIN (lower case; the table by its key in
+    ``mapping``, ``sql.schema.table_key``; None for a derived table)."""
     out: dict[str, str | None] = {}
     frm = select.args.get("from_") or select.args.get("from")
     for node in ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]:
         if isinstance(node, sql.ast.Table) and node.name:
-            out[node.alias_or_name.lower()] = node.name.lower()
+            out[node.alias_or_name.lower()] = sql.table_key(node, mapping).lower()
         elif node is not None:
             out[(node.alias_or_name or "").lower()] = None
     return out
@@ -183,7 +185,8 @@ def _unresolved(text: str, schema: Any, dialect: str) -> tuple[list[str], list[s
     except SqlError:
         return [], [], []
     known = {t.name.lower(): {c.name.lower() for c in t.columns} for t in schema.tables}
-    tables = [t for t in table_names(text, dialect) if t not in known]
+    mapping = as_mapping(schema)
+    tables = [t for t in table_names(text, dialect, schema) if t not in known]
     derived = {s.alias_or_name.lower() for s in tree.find_all(sql.ast.Alias)} | \
               {c.alias_or_name.lower() for c in tree.find_all(sql.ast.CTE)}
     columns, qualifiers = set(), set()
@@ -193,7 +196,7 @@ def _unresolved(text: str, schema: Any, dialect: str) -> tuple[list[str], list[s
             continue
         chain, select = [], col.find_ancestor(sql.ast.Select)
         while select is not None:
-            chain.append(_sources(select))
+            chain.append(_sources(select, mapping))
             select = select.find_ancestor(sql.ast.Select)
         if col.table:
             q = col.table.lower()
@@ -240,7 +243,7 @@ class SecondLaw:
     def __init__(self, db: Any, original_sql: str, question: str = ""):
         self.db, self.original, self.question = db, original_sql, question
         self.dialect = getattr(db, "dialect", "sqlite")
-        self.tables = set(table_names(original_sql, self.dialect))
+        self.tables = set(table_names(original_sql, self.dialect, db.schema()))
         self._unresolved: tuple[list[str], list[str], list[str]] | None = None
 
     def check(self, candidate_sql: str) -> str | None:
@@ -252,7 +255,7 @@ class SecondLaw:
         clauses = dropped_clauses(self.original, candidate_sql, self.dialect)
         if clauses:
             return f"it drops part of the query: {'; '.join(clauses)}"
-        added = [t for t in table_names(candidate_sql, self.dialect) if t not in self.tables]
+        added = [t for t in table_names(candidate_sql, self.dialect, self.db.schema()) if t not in self.tables]
         unrelated = self._unrelated(added)
         if unrelated:
             return f"it adds a table the query does not ask for ({', '.join(unrelated)})"

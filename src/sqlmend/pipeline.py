@@ -37,6 +37,7 @@ from sqlmend import guard, llm
 from sqlmend.db import benchmark_db, connect
 from sqlmend.consensus.stage import ConsensusStage
 from sqlmend.db.base import ITEM_BUDGET, WorkBudget
+from sqlmend.db.results import ItemResults
 from sqlmend.detect.stage import DetectorStage
 from sqlmend.errors import (ConfigError, DatabaseNotFoundError, InputError, ItemAborted, OutputError,
                             SqlmendError, StructuredOutputError)
@@ -270,6 +271,8 @@ def _resolved(trace: StageTrace) -> bool:
 
 def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
     start = time.perf_counter()
+    if ctx.budget is not None:  # between stages: the item's deadline and its caller's cancellation
+        ctx.budget.check()
     try:
         trace = stage.run(ctx)
     except ItemAborted:  # a safety net fired or the database went away: the item's clear error
@@ -279,8 +282,9 @@ def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
         trace = StageTrace(stage=getattr(stage, "name", "?"), status="failed", note=f"{kind}: {exc}")
         if isinstance(exc, StructuredOutputError):  # its calls were made: count them
             trace.calls, trace.tokens_in, trace.tokens_out = exc.attempts, exc.tokens_in, exc.tokens_out
-    if getattr(ctx.db, "aborted", None) is not None:  # a handler inside the stage caught it: still the item's
-        raise ctx.db.aborted
+    aborted = getattr(ctx.db, "aborted", None) or getattr(ctx.budget, "aborted", None)
+    if aborted is not None:  # a handler inside the stage caught it: still the item's
+        raise aborted
     if not trace.seconds:
         trace.seconds = round(time.perf_counter() - start, 4)
     return trace
@@ -436,13 +440,18 @@ class Pipeline:
         self.gate = ModelGate() if self.config.gated() else None
         self.allow_functions = frozenset(self.config.allow_functions)
 
-    def correct(self, task: Task, db: Any = None) -> Correction:
+    def correct(self, task: Task, db: Any = None, cancel: threading.Event | None = None,
+                results: ItemResults | None = None) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
 
         Args:
             task: the question, its database and the SQL to check.
             db: an open database to run on, left open (a :class:`sqlmend.api.Corrector`'s);
                 default: the task's (``Task.db`` or under ``db_root``), opened for this task.
+            cancel: set by whoever stops waiting for the answer (the service's deadline): the item's
+                work stops at its next unit of work and the item ends with ``ItemCancelled``.
+            results: the item's executed queries (:class:`~sqlmend.db.results.ItemResults`; default a
+                new one): a caller that wants to see which queries ran (``results.queries()``) gives its own.
 
         Returns:
             The correction: the SQL to use (the input when nothing was proven
@@ -458,12 +467,15 @@ class Pipeline:
                     return result
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 db.allow_functions = self.allow_functions  # the configuration's own pure functions
-                db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout)  # one budget for all the item's queries
+                # one budget for all the item's queries and checks, and each distinct query run once
+                db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout, cancel=cancel)
+                db.results = results if results is not None else ItemResults()
                 try:
                     ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
                     run_stages(ctx, self.stages, task.sql, self.gate)
                 finally:
-                    db.budget = None
+                    result.executions = db.results.counts()
+                    db.budget = db.results = None
         except SqlmendError as exc:
             result.error = error_text(exc)
             return result
@@ -517,7 +529,7 @@ def correction_from_dict(d: dict[str, Any]) -> Correction:
         stages.append(StageTrace(**s))
     return Correction(question_id=str(d["question_id"]), db_id=d["db_id"],
                       original_sql=d["original_sql"], sql=d["sql"], stages=stages,
-                      error=d.get("error"))
+                      error=d.get("error"), executions=dict(d.get("executions") or {}))
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict[str, Correction]:
@@ -731,6 +743,8 @@ class Summary:
     tokens_out: int = 0
     seconds: float = 0.0
     stages: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> status -> count
+    executed: int = 0  # queries the engine ran (each distinct query of an item once)
+    reused: int = 0  # calls answered from an earlier run of the same query in the item
 
     @property
     def calls_per_query(self) -> float:
@@ -752,6 +766,8 @@ class Summary:
             "calls_per_query": round(self.calls_per_query, 3),
             "tokens_per_query": round(self.tokens_per_query, 1),
             "seconds_per_query": round(self.seconds_per_query, 4),
+            "executed": self.executed, "reused": self.reused,
+            "executed_per_query": round(self.executed / self.queries, 3) if self.queries else 0.0,
             "stages": self.stages,
         }
 
@@ -770,6 +786,8 @@ def summarize(corrections: Iterable[Correction]) -> Summary:
         s.queries += 1
         s.changed += int(c.changed)
         s.errors += int(c.error is not None)
+        s.executed += c.executions.get("executed", 0)
+        s.reused += c.executions.get("reused", 0)
         for t in c.stages:
             s.calls += t.calls
             s.tokens_in += t.tokens_in

@@ -34,7 +34,7 @@ from typing import Any
 
 from sqlmend.errors import ConfigError
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.types import Finding
+from sqlmend.types import Finding, split_ref
 
 #: Measured precision (on gold-clean questions) a rule needs to act as strict.
 STRICT_PRECISION = 0.995
@@ -171,5 +171,18 @@ def check(db: Any, sql_text: str, question: str = "", *, codes: list[str] | None
         severity = effective_severity(rule, measurements)
         for finding in rule.check(ctx):
             finding.severity = severity
+            _mark_views(finding, ctx.schema)
             out.append(finding)
     return out
+
+
+def _mark_views(finding: Finding, schema: Any) -> None:
+    """Name, in the finding's evidence (``views``: ``{name: kind}``), the views and materialized views
+    among the relations it is about, so that the trace tells a view from a table."""
+    views = {}
+    for ref in finding.schema_refs:
+        table = schema.table(ref) or schema.table(split_ref(ref)[0])
+        if table is not None and table.kind != "table":
+            views[table.name] = table.kind
+    if views:
+        finding.evidence["views"] = views

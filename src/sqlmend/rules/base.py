@@ -53,9 +53,27 @@ class RuleContext:
         self._exec: tuple[ExecResult | None, str | None] | None = (
             (exec_result, exec_error) if exec_result is not None or exec_error is not None else None)
         self._analysis: QueryAnalysis | None = None
-        self.probe = Probe(db, self.schema, timeout=min(timeout, 5.0))
+        self.probe = Probe(db, self.schema, timeout=min(timeout, 5.0), values=lambda: self.values)
         self.memo: dict[str, Any] = {}  # results rules share (e.g. the absent literals)
+        self.bounded: list[str] = []  # checks answered from a sample or stopped at their limit (the trace says)
         self._values: Any = False  # the value index, loaded on first use (None: unavailable)
+
+    def spend(self, seconds: float, what: str) -> None:
+        """Charge the rules' own work to the item's budget (``db.budget``; nothing outside an item)."""
+        budget = getattr(self.db, "budget", None)
+        if budget is not None:
+            budget.spend(seconds, what)
+
+    def check_bounds(self) -> None:
+        """End the item here if its wall-clock deadline passed or its caller stopped waiting."""
+        budget = getattr(self.db, "budget", None)
+        if budget is not None:
+            budget.check()
+
+    def note_bounded(self, why: str) -> None:
+        """Record a check answered from a sample or stopped at its limit (once each)."""
+        if why and why not in self.bounded:
+            self.bounded.append(why)
 
     @property
     def analysis(self) -> QueryAnalysis:
@@ -139,9 +157,12 @@ class Rule:
 
     @property
     def message(self) -> str:
-        """The first line of the docstring: what the rule reports."""
-        doc = inspect.getdoc(self) or ""
-        return doc.splitlines()[0] if doc else self.code
+        """The first line of the docstring: what the rule reports (read once per rule class)."""
+        cls = type(self)
+        if "_message" not in cls.__dict__:
+            doc = inspect.getdoc(self) or ""
+            cls._message = doc.splitlines()[0] if doc else self.code
+        return cls.__dict__["_message"]
 
     def check(self, ctx: RuleContext) -> list[Finding]:
         """Return the findings of this rule on one query.

@@ -33,6 +33,8 @@ from sqlmend.sql import ast, names
 from sqlmend.sql.fixes import node_path
 from sqlmend.sql.parse import parse
 from sqlmend.sql.resolve import Resolver, is_double_quoted
+from sqlmend.sql.schema import as_mapping, table_key, table_node
+from sqlmend.types import split_ref
 
 #: The reason of a column proven by where its compared literal is stored alone.
 VALUE = "value"
@@ -80,7 +82,7 @@ class NameRepair:
         q = {names.singular(w) for w in names.words(question)}
         stored = {s.lower() for s in self.stored}
         named = {f"{m.owner}.{m.name}".lower() for m in self.matches}
-        extra = [names.NameMatch(s.split(".", 1)[1], s.split(".", 1)[0], VALUE) for s in self.stored
+        extra = [names.NameMatch(split_ref(s)[1], split_ref(s)[0], VALUE) for s in self.stored
                  if s.lower() not in named]
 
         def key(m: names.NameMatch) -> tuple:
@@ -155,7 +157,7 @@ def _choose(repair: NameRepair, literals: list[str]) -> None:
             repair.chosen, repair.reason = pick, f"{pick.reason}+{VALUE}"
         return
     if not repair.matches and len(repair.stored) == 1:
-        table, column = repair.stored[0].split(".", 1)
+        table, column = split_ref(repair.stored[0])
         repair.chosen, repair.reason = names.NameMatch(column, table, VALUE), VALUE
 
 
@@ -201,6 +203,7 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
     """
     out = NamePlan()
     known = {t.name.lower(): t for t in schema.tables}
+    mapping = as_mapping(schema)  # a table written schema.name is known by its key (sql.schema.table_key)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(ast.CTE)}
     work = tree.copy()
     originals = {node_path(n): n for n in tree.find_all(ast.Table, ast.Column)}
@@ -210,7 +213,7 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
     aliases = {t.alias.lower() for t in work.find_all(ast.Table) if t.alias}
     renamed: dict[str, str] = {}  # old lower -> new (schema spelling)
     table_nodes = [t for t in work.find_all(ast.Table)
-                   if t.name and isinstance(t.this, ast.Identifier) and t.name.lower() not in known
+                   if t.name and isinstance(t.this, ast.Identifier) and table_key(t, mapping).lower() not in known
                    and t.name.lower() not in ctes]
     for t in table_nodes:
         key = t.name.lower()
@@ -232,21 +235,30 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
         if new is None:
             continue
         path = node_path(t)
+        target = known[new.lower()]  # a table of another schema: its own name, read from its schema
         span = (spans or {}).get(t.this.meta.get("start"))
         if span is not None:  # a keyword no parser reads as a name: renamed in the text
+            written = table_node(target, dialect) if target.qualified else \
+                ast.to_identifier(new, quoted=names.needs_quotes(new) or None)
             fix = {"op": "replace_span", "start": span[0], "end": span[1], "expect": span[2],
-                   "value": ast.to_identifier(new, quoted=names.needs_quotes(new) or None).sql(dialect=dialect)}
+                   "value": written.sql(dialect=dialect)}
         else:
-            fix = {"op": "rename_table", "path": path, "expect": originals[path].sql(dialect=dialect), "name": new}
+            fix = {"op": "rename_table", "path": path, "expect": originals[path].sql(dialect=dialect),
+                   "name": target.relname}
+            if target.qualified:
+                fix["schema"] = target.schema
         out.table_fixes.append(fix)
         out.fixes_of.setdefault(id(by_name[t.name.lower()]), []).append(fix)
-        t.set("this", ast.to_identifier(new, quoted=names.needs_quotes(new)))
+        t.set("this", ast.to_identifier(target.relname, quoted=names.needs_quotes(target.relname)))
+        if target.qualified:
+            t.set("db", ast.to_identifier(target.schema))
     requalified: dict[str, tuple[str, NameRepair]] = {}  # column path -> (new qualifier, table repair)
     for col in work.find_all(ast.Column):
         q = col.table.lower() if col.table else ""
         if q in renamed and q not in aliases:
-            requalified[node_path(col)] = (renamed[q], by_name[q])
-            col.set("table", ast.to_identifier(renamed[q]))
+            own = known[renamed[q].lower()].relname  # a table is named by its own name, schema aside
+            requalified[node_path(col)] = (own, by_name[q])
+            col.set("table", ast.to_identifier(own))
 
     # --- columns -------------------------------------------------------------------------------
     resolver = Resolver(work, schema)

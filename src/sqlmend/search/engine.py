@@ -28,6 +28,10 @@ same candidates on a busy machine as on an idle one, in a shard as in the whole 
 :class:`~sqlmend.errors.DeadlineExceeded` ("timed out"), never with fewer candidates. An engine
 that counts no work (PostgreSQL, DuckDB) adds the seconds its queries took instead and stops at
 ``max_seconds`` (``stopped="time"``): there the candidates can depend on the machine's load.
+
+Within a pipeline item each generated candidate also draws its :data:`COST` on the item's budget
+(``db.budget``, :meth:`~sqlmend.db.base.WorkBudget.spend`), which checks the item's wall-clock deadline
+and its caller's cancellation between candidates.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Any, Callable, Iterable
 from sqlmend import sql as sqlmod
 from sqlmend.errors import DatabaseError, DeadlineExceeded, SqlError
 from sqlmend.search.generators import Generator, SearchInput, all_generators
+from sqlmend.sql.schema import quote_built_names
 from sqlmend.stage import exec_error_text
 from sqlmend.types import ExecResult, Finding
 
@@ -144,6 +149,7 @@ class _Runner:
         self.uncounted = 0.0  # seconds of executions on an engine that counts no work
         self.counts_work = db.last_work() is not None  # the engine counts work: the clock is a safety net
         self.stopped = ""
+        self.item_budget = getattr(db, "budget", None)  # the item's (None outside a pipeline item)
 
     @property
     def cost(self) -> float:
@@ -184,6 +190,9 @@ class _Runner:
                 if self.full():
                     return
                 self.generated += 1
+                quote_built_names(tree, inp.schema)  # PostgreSQL's mixed-case names, as stored
+                if self.item_budget is not None:  # the item's budget counts the search's own work too
+                    self.item_budget.spend(COST["generated"], "the search's candidates")
                 try:
                     text = sqlmod.render(tree, dialect=self.dialect)
                 except SqlError:

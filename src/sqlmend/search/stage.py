@@ -41,6 +41,9 @@ from sqlmend.types import StageTrace
 #: the five Spider-dev prediction files (107). Every candidate copies, renders and runs the whole
 #: query, so a query of hundreds of UNIONs or joins would spend a minute and a gigabyte on it.
 MAX_SEARCH_NODES = 500
+#: The longest text the search parses to count its nodes (far past 500 nodes of any query a person or
+#: a model writes): a wider one (an IN list of thousands of values) is skipped before it is parsed again.
+MAX_SEARCH_CHARS = 20_000
 
 
 class SearchOptions(StageSettings):
@@ -156,6 +159,10 @@ class SearchStage(StageBase):
         s = self.settings
         trace = StageTrace(stage=self.name, status="ran")
         result, error = ctx.execute()
+        if len(ctx.sql) > MAX_SEARCH_CHARS:  # far past MAX_SEARCH_NODES: not parsed once more to count them
+            trace.status = "skipped"
+            trace.note = f"the query is too large to search: {len(ctx.sql):,} characters (at most {MAX_SEARCH_CHARS:,})"
+            return self._done(trace, start), None
         orig = Executed(ctx.sql, result=result, error=error or ctx.parse_error, tree=ctx.tree())
         flags = [f.code for f in ctx.findings]
         if orig.error:

@@ -31,7 +31,7 @@ from sqlmend.errors import SqlParseError
 from sqlmend.sql.dialects import resolve
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
-from sqlmend.sql.schema import SchemaLike
+from sqlmend.sql.schema import SchemaLike, as_mapping, table_key, table_name
 from sqlmend.types import Edit
 
 
@@ -78,7 +78,7 @@ def _order_by_expressions(tree: exp.Expression) -> None:
 
 
 def _alias_tables(tree: exp.Expression) -> dict[str, str]:
-    return {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)}
+    return {t.alias_or_name.lower(): table_name(t).lower() for t in tree.find_all(exp.Table)}
 
 
 def _diff_query(a, b, path, edits, tables, dialect) -> None:
@@ -306,18 +306,20 @@ def dropped_clauses(original: str, candidate: str, dialect: str = "sqlite") -> l
     return [f"{SHAPE_PARTS[k]} ({before[k]} -> {after[k]})" for k in SHAPE_PARTS if after[k] < before[k]]
 
 
-def table_names(text: str, dialect: str = "sqlite") -> list[str]:
+def table_names(text: str, dialect: str = "sqlite", schema: SchemaLike | None = None) -> list[str]:
     """The tables a query reads (lower case, CTE names left out, in text order, once each); empty when it
-    does not parse."""
+    does not parse. A table written ``schema.name`` is named so, or, with the ``schema`` it is read
+    against, by its key there (:func:`sqlmend.sql.schema.table_key`)."""
     try:
         tree = parse(text, dialect)
     except SqlParseError:
         return []
+    mapping = as_mapping(schema)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     out: list[str] = []
     for t in tree.find_all(exp.Table):
-        name = t.name.lower()
-        if name and name not in ctes and name not in out:
+        name = table_key(t, mapping).lower()
+        if t.name and name not in ctes and name not in out:
             out.append(name)
     return out
 

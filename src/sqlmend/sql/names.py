@@ -9,6 +9,9 @@ each with the *reason*: the kind of normalization under which the two are the sa
 Reasons, strongest first (:data:`REASONS`):
 
 ``case``        equal without case and quotes (``"Customer"`` / ``customer`` in PostgreSQL);
+``schema``      a table of another schema, its own name equal without case (``employees`` /
+                ``hr.employees``, where the search path does not reach ``hr``: the schema's key
+                of such a table is ``schema.name``, :class:`sqlmend.types.Table`);
 ``separators``  equal as words, whatever joins them: underscores, spaces, camelCase
                 (``studentId`` / ``student_id``, ``BirthYear`` / ``Birth_Year``);
 ``plural``      equal once each word is singular (``customers`` / ``customer``,
@@ -30,12 +33,13 @@ Reasons, strongest first (:data:`REASONS`):
 :func:`unique` says whether the best match is the only one as close (the proof a strict rule
 needs); several as close are candidates for a person or the repair search.
 
-To add a normalization (say, a name found in another schema of the database), add its reason to
-:data:`REASONS` in its place and a test to :func:`_reason`; every caller ranks by the order of
-:data:`REASONS`, then ``distance``.
+To add a normalization, add its reason to :data:`REASONS` in its place and a test to :func:`_reason`;
+every caller ranks by the order of :data:`REASONS`, then ``distance``.
 
 >>> [m.name for m in match("customers", ["customer", "orders"])]
 ['customer']
+>>> match("employees", ["hr.employees", "sales.orders"])
+[NameMatch(name='hr.employees', owner=None, reason='schema', distance=0)]
 >>> match("studentId", ["StuID", "student_id"])[0]
 NameMatch(name='student_id', owner=None, reason='separators', distance=0)
 >>> unique(match("id", [("Singer_ID", "singer"), ("Song_ID", "singer")])).name
@@ -55,7 +59,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 #: The kinds of normalization, strongest first (the rank of a match).
-REASONS = ("case", "separators", "plural", "prefix", "id", "edit", "words", "value")
+REASONS = ("case", "schema", "separators", "plural", "prefix", "id", "edit", "words", "value")
 
 #: Words an engine refuses as a bare table or column name (a query naming a table ``order`` is a
 #: syntax error in SQLite and PostgreSQL): a schema name among them is written quoted.
@@ -156,6 +160,8 @@ def _reason(unknown: str, name: str, owner: str | None) -> tuple[str, int] | Non
     """``(reason, distance)`` of the strongest normalization under which ``unknown`` is ``name``."""
     if unknown.casefold() == name.casefold():
         return ("case", 0)
+    if owner is None and "." in name and unknown.casefold() == name.rpartition(".")[2].casefold():
+        return ("schema", 0)  # a table's key "schema.name": the name in a schema the search path does not reach
     uw, nw = words(unknown), words(name)
     if not uw or not nw:
         return None

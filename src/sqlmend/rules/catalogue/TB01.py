@@ -10,10 +10,11 @@ from sqlmend.types import Finding
 class UnknownTable(Rule):
     """A table in FROM/JOIN does not exist in the database.
 
-    When exactly one table of the schema matches the name as closely (case, separators,
-    singular/plural, a dropped word, a bounded edit: :mod:`sqlmend.sql.names`), the fix renames
-    every occurrence of it, aliases kept; a keyword written as a table name (``FROM order``, the
-    engine's syntax error) is matched the same way.
+    When exactly one table of the schema matches the name as closely (case, another schema,
+    separators, singular/plural, a dropped word, a bounded edit: :mod:`sqlmend.sql.names`), the fix
+    renames every occurrence of it, aliases kept (``employees`` -> ``hr.employees``: read from the
+    schema that holds it); a keyword written as a table name (``FROM order``, the engine's syntax
+    error) is matched the same way.
 
     Anti-pattern::
 
