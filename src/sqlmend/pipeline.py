@@ -25,13 +25,13 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sqlmend import guard, llm
+from sqlmend import guard, llm, rules
 from sqlmend.db import benchmark_db, connect
 from sqlmend.db.base import ITEM_BUDGET, WorkBudget
 from sqlmend.detect.stage import DetectorStage
@@ -43,6 +43,7 @@ from sqlmend.refine.stage import RefineStage
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
+from sqlmend.sql.answer import extract
 from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task, json_text
@@ -387,8 +388,11 @@ class Pipeline:
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout)  # one budget for all the item's queries
                 try:
-                    ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
-                    run_stages(ctx, self.stages, task.sql, self.gate)
+                    intake, query = take_sql_out(task, db)
+                    ctx = StageContext(task=query, db=db, sql=query.sql, run=self.run, resolve=self.resolve)
+                    if intake is not None:
+                        ctx.traces.append(intake)
+                    run_stages(ctx, self.stages, query.sql, self.gate)
                 finally:
                     db.budget = None
         except SqlmendError as exc:
@@ -397,6 +401,28 @@ class Pipeline:
         result.stages = ctx.traces
         result.sql = ctx.sql
         return result
+
+
+def take_sql_out(task: Task, db: Any) -> tuple[StageTrace | None, Task]:
+    """The SQL of a model's raw answer, taken out once before anything parses it (rule EX05:
+    :func:`sqlmend.sql.answer.extract`), and the trace step that says so (``input``, its finding
+    kept out of the later stages' evidence); the task as it came and no step when the SQL is plain.
+
+    Every door reaches this through :meth:`Pipeline.correct`, so a fenced answer gets one answer
+    everywhere; the record keeps the raw answer as its ``original_sql``.
+    """
+    dialect = getattr(db, "dialect", "sqlite")
+    found = extract(task.sql, dialect)
+    if found is None:
+        return None, task
+    start = time.perf_counter()
+    findings = rules.check(db, task.sql, task.question, codes=["EX05"])
+    for f in findings:
+        f.source = "input"
+    trace = StageTrace(stage="input", status="ran", findings=findings, detail={"sql": found.sql},
+                       note=findings[0].message if findings else "SQL taken out of a raw answer")
+    trace.seconds = round(time.perf_counter() - start, 4)
+    return trace, replace(task, sql=found.sql)
 
 
 def _check_text(task: Task) -> None:
