@@ -130,3 +130,11 @@ def test_every_statement_found_is_kept_so_a_write_stays_a_write(raw, sql):
     assert found.sql == sql
     with pytest.raises(SqlParseError) if ";" in sql else nullcontext():
         parse(found.sql)
+
+
+def test_a_long_text_is_read_in_its_own_dialect_only():
+    from sqlmend.sql.foreign import MAX_READ_CHARS
+
+    long = "SELECT TOP 1 a FROM t WHERE " + " AND ".join(f"x{i} = {i}" for i in range(MAX_READ_CHARS // 8))
+    assert len(long) > MAX_READ_CHARS and readings(long, "sqlite") == []
+    assert extract("SELECT a FROM t WHERE " + "x = 1 AND " * 3000 + " garbage") is None

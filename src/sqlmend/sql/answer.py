@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from sqlmend.errors import SqlParseError
-from sqlmend.sql.foreign import READERS
+from sqlmend.sql.foreign import MAX_READ_CHARS, READERS
 from sqlmend.sql.parse import parse
 
 #: A fenced block: ``` or ~~~, an optional language tag, the content, the closing fence (or the end).
@@ -41,6 +41,10 @@ _STATEMENT = re.compile(
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|--[^\n]*|/\*.*?(?:\*/|$)", re.S)
 
 
+#: Places where a statement may start that are tried at most (each is parsed in several dialects).
+MAX_STARTS = 8
+
+
 @dataclass(frozen=True)
 class Extraction:
     """The SQL taken out of a raw answer, and how."""
@@ -52,7 +56,9 @@ class Extraction:
 
 
 def _parses(text: str, dialect: str) -> bool:
-    for d in (dialect, *READERS):
+    """Whether ``text`` parses as one statement in ``dialect`` or (a text of at most
+    :data:`~sqlmend.sql.foreign.MAX_READ_CHARS`) in one of the dialects sqlmend reads."""
+    for d in (dialect, *(READERS if len(text) <= MAX_READ_CHARS else ())):
         try:
             parse(text, d)
             return True
@@ -100,7 +106,7 @@ def _from_sql_start(text: str, dialect: str) -> list[str] | None:
     masked = _masked(text)
     starts = [m.start() for m in _STATEMENT.finditer(masked)]
     upper = [s for s in starts if text[s:s + 1].isupper()]  # models write SQL keywords in capitals
-    for start in [*upper, *(s for s in starts if s not in upper)]:
+    for start in [*upper, *(s for s in starts if s not in upper)][:MAX_STARTS]:
         pieces = _statements(text[start:])
         if pieces and _parses(pieces[0], dialect):
             return pieces
@@ -135,7 +141,7 @@ def extract(text: str, dialect: str = "sqlite") -> Extraction | None:
             pass
         if _STATEMENT.match(stripped):  # starts as SQL: only what follows its statements may go
             pieces = _statements(stripped)
-            if not pieces or not _parses(pieces[0], dialect):
+            if not pieces or _bare(";".join(pieces)) == _bare(stripped) or not _parses(pieces[0], dialect):
                 return None
         else:
             pieces = _from_sql_start(stripped, dialect) or []

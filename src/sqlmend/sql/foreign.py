@@ -39,6 +39,10 @@ from sqlmend.sql.parse import parse
 READERS = ("postgres", "mysql", "tsql", "oracle", "snowflake", "bigquery", "duckdb", "sqlite",
            "spark", "trino", "redshift", "clickhouse")
 
+#: The longest text read in other dialects (each reading parses the whole text again): 15x Spider's
+#: longest query, gold or predicted.
+MAX_READ_CHARS = 10_000
+
 #: SQLite's strftime format of a date part (``EXTRACT(part FROM d)``, ``YEAR(d)``, ...).
 _SQLITE_PARTS = {"YEAR": "%Y", "MONTH": "%m", "DAY": "%d", "HOUR": "%H", "MINUTE": "%M", "SECOND": "%S",
                  "DOY": "%j", "DAYOFYEAR": "%j", "DOW": "%w", "DAYOFWEEK": "%w"}
@@ -245,9 +249,12 @@ def readings(text: str, target: str = "sqlite") -> list[Reading]:
 
     Returns:
         Distinct readings, the target's own first, that differ from ``text`` and keep what it writes
-        (:func:`keeps_text`); [] when no dialect reads it so.
+        (:func:`keeps_text`); [] when no dialect reads it so, or the text is longer than
+        :data:`MAX_READ_CHARS`.
     """
     target = resolve(target)
+    if len(text) > MAX_READ_CHARS:
+        return []
     out: list[Reading] = []
     seen = {" ".join(text.split()).rstrip(";").strip()}
     for dialect in (target, *(d for d in READERS if d != target)):
@@ -277,4 +284,4 @@ def transpiled(text: str, read: str, target: str) -> str:
         raise SqlError(f"cannot write this query in {target}: {exc}") from exc
 
 
-__all__ = ["READERS", "Reading", "clause_counts", "keeps_text", "map_functions", "readings", "transpiled"]
+__all__ = ["MAX_READ_CHARS", "READERS", "Reading", "clause_counts", "keeps_text", "map_functions", "readings", "transpiled"]
