@@ -52,6 +52,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect
+from sqlmend.db.account import WARNINGS, Login, check_login, refusal
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
 from sqlmend.taxonomy import REFUSED
@@ -304,8 +305,8 @@ def _model_specs(models: Models) -> list[str]:
 
 def _config(stages: Sequence[str] | str | None, models: Models, memory_store: str | os.PathLike | None,
             options: Mapping[str, Mapping[str, Any]] | None, timeout: float | None, strategy: str | None,
-            config: PipelineConfig | None) -> PipelineConfig:
-    update: dict[str, Any] = {}
+            config: PipelineConfig | None, **fields: Any) -> PipelineConfig:
+    update: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
     if stages is not None:
         update["stages"] = [s.strip() for s in stages.split(",") if s.strip()] if isinstance(stages, str) \
             else list(stages)
@@ -375,11 +376,16 @@ class Corrector:
         pipeline: stages already built (advanced: several Correctors, one per database,
             sharing one set of stages, models and memory); the settings above must then be left out.
         checker: the detecting stages for :meth:`check`, built (advanced, with ``pipeline``).
+        allow_functions: functions a query may call beside the dialect's read-only list (your own
+            pure functions, ``NAME`` or ``SCHEMA.NAME``).
+        require_read_only_login: refuse a database whose login may do more than read (else it is
+            warned about once, in the ``sqlmend`` logger). :attr:`login` says what it may do.
 
     Raises:
         DatabaseNotFoundError: the database does not exist.
         DatabaseError: it cannot be opened.
-        ConfigError: an unknown stage, option key or model endpoint.
+        ConfigError: an unknown stage, option key or model endpoint; a login that may write under
+            ``require_read_only_login``.
     """
 
     def __init__(self, db: str | os.PathLike, *, stages: Sequence[str] | str | None = None,
@@ -387,21 +393,33 @@ class Corrector:
                  options: Mapping[str, Mapping[str, Any]] | None = None, timeout: float | None = None,
                  strategy: str | None = None, config: PipelineConfig | None = None,
                  db_id: str | None = None, pipeline: Pipeline | None = None,
-                 checker: Pipeline | None = None) -> None:
+                 checker: Pipeline | None = None, allow_functions: Sequence[str] | None = None,
+                 require_read_only_login: bool | None = None) -> None:
         self.target = os.fspath(db)
         self.db_id = db_id or database_name(self.target)
         if pipeline is not None:
-            given = [stages, models, memory_store, options, timeout, strategy, config]
+            given = [stages, models, memory_store, options, timeout, strategy, config, allow_functions,
+                     require_read_only_login]
             if any(v is not None for v in given):
                 raise ConfigError("give either a built pipeline or settings, not both")
             self.pipeline = pipeline
         else:
-            cfg = _config(stages, models, memory_store, options, timeout, strategy, config)
+            cfg = _config(stages, models, memory_store, options, timeout, strategy, config,
+                          allow_functions=None if allow_functions is None else list(allow_functions),
+                          require_read_only_login=require_read_only_login)
             self.pipeline = Pipeline(cfg, resolve=models if callable(models) else None)
         self.config = self.pipeline.config
         self.checker = checker or Pipeline(check_config(self.config), resolve=self.pipeline.resolve)
         self._pool = _Pool(self.target)
-        self.dialect = self._pool.prime().dialect
+        first = self._pool.prime()
+        self.dialect = first.dialect
+        #: what the database's login may do beyond reading (:mod:`sqlmend.db.account`)
+        self.login: Login = check_login(first, self.db_id)
+        if self.login.may_write:
+            if self.config.require_read_only_login:
+                self._pool.close()
+                raise ConfigError(refusal(self.login))
+            WARNINGS.note([self.login])
 
     # --- one query -------------------------------------------------------------
 
@@ -523,6 +541,8 @@ class Correctors:
         self.size = size
         self._open: OrderedDict[tuple[str, str | None], Corrector] = OrderedDict()
         self._lock = threading.Lock()
+        #: the login of every database opened so far (kept past its Corrector's eviction), by target
+        self.logins: dict[str, Login] = {}
 
     def get(self, db: str | os.PathLike, db_id: str | None = None) -> Corrector:
         """The Corrector of ``db`` (``db_id``: its name, as :class:`Corrector` takes it).
@@ -538,6 +558,7 @@ class Correctors:
                 return found
         made = Corrector(key[0], db_id=db_id, pipeline=self.pipeline, checker=self.checker)
         with self._lock:
+            self.logins[made.login.target] = made.login
             found = self._open.setdefault(key, made)  # another thread may have made one meanwhile
             self._open.move_to_end(key)
             evicted = [self._open.popitem(last=False)[1] for _ in range(len(self._open) - self.size)]
@@ -546,6 +567,11 @@ class Correctors:
         for c in evicted:
             c.close()  # a query running on it now finishes first
         return found
+
+    def login_list(self) -> list[Login]:
+        """The logins of every database opened so far (what ``/health`` shows)."""
+        with self._lock:
+            return list(self.logins.values())
 
     def answer(self, task: Task, check: bool = False) -> Correction:
         """Correct (or check) one task: the one code path of every door for one query.

@@ -34,27 +34,29 @@ def _squash(text: str) -> str:
     return " ".join(text.split()).rstrip(";").strip()
 
 
-def read_only_problem(text: str, dialect: str = "sqlite") -> str | None:
+def read_only_problem(text: str, dialect: str = "sqlite", extra: frozenset[str] = frozenset()) -> str | None:
     """Say why a SQL text is not one read-only SELECT/WITH query, or return ``None`` if it is.
 
     Args:
         text: the SQL text.
         dialect: the sqlglot dialect to parse it with.
+        extra: functions allowed beside the dialect's list (a function the list does not know is left
+            to the database, which asks its engine).
 
     Returns:
         ``None`` for a single read-only query, else a short reason.
     """
-    return _read_only_tree(text, dialect)[1]
+    return _read_only_tree(text, dialect, extra)[1]
 
 
-def _read_only_tree(text: str, dialect: str) -> tuple[Any, str | None]:
+def _read_only_tree(text: str, dialect: str, extra: frozenset[str] = frozenset()) -> tuple[Any, str | None]:
     """Parse ``text`` once: ``(tree, None)`` for one read-only query, else ``(None, reason)``."""
     try:
         tree = sql.parse(text, dialect=dialect)  # refuses several statements
     except SqlError as exc:
         return None, f"does not parse as one statement: {exc}"
     try:
-        sql.check_read_only_tree(tree)
+        sql.check_read_only_tree(tree, dialect, extra)
     except ReadOnlyViolation as exc:
         return None, f"is not a read-only SELECT/WITH query: {exc}"
     return tree, None
@@ -128,7 +130,7 @@ def validate(
     if _squash(candidate_sql) == _squash(original_sql):
         return reject("candidate identical to input")
     dialect = getattr(db, "dialect", "sqlite")
-    tree, problem = _read_only_tree(candidate_sql, dialect)
+    tree, problem = _read_only_tree(candidate_sql, dialect, getattr(db, "allow_functions", frozenset()))
     if problem:
         return reject(f"candidate {problem}")
     try:

@@ -44,6 +44,7 @@ from sqlmend.rules.stage import StaticStage
 from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
 from sqlmend.sql.answer import extract
+from sqlmend.sql.functions import normalize_names
 from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task, json_text
@@ -100,6 +101,14 @@ class PipelineConfig(BaseModel):
         default_factory=dict,
         description="per-stage settings, by stage name ('refine' for the strategy's stage); "
                     "validated against each stage's Settings")
+    allow_functions: list[str] = Field(
+        default_factory=list,
+        description="functions a query may call beside its dialect's read-only list (your own pure "
+                    "functions; NAME or SCHEMA.NAME): every other function a query calls that the engine "
+                    "has is refused (finding EX03)")
+    require_read_only_login: bool = Field(
+        False, description="refuse a database whose login may do more than read (a superuser, write grants, "
+                           "a writable file: sqlmend.db.account); off: such a login is warned about once")
     model_gate: bool | None = Field(
         None, description="a rewrite that came from a model call is kept only when the query it replaces "
                           "fails to run, a strict rule proves it wrong, or the trained verifier prefers the "
@@ -115,6 +124,14 @@ class PipelineConfig(BaseModel):
         if unknown:
             raise ValueError(f"unknown stage(s) {unknown}; known: {', '.join(STAGE_ORDER)}")
         return [s for s in STAGE_ORDER if s in value]
+
+    @field_validator("allow_functions")
+    @classmethod
+    def _function_names(cls, value: list[str]) -> list[str]:
+        try:
+            return sorted(normalize_names(value))
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("options")
     @classmethod
@@ -364,6 +381,7 @@ class Pipeline:
         self.stages: list[Any] = build_stages(self.config)
         self.resolve = resolve or make_resolver(self.config)
         self.gate = ModelGate() if self.config.gated() else None
+        self.allow_functions = frozenset(self.config.allow_functions)
 
     def correct(self, task: Task, db: Any = None) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
@@ -386,6 +404,7 @@ class Pipeline:
                     result.error = "empty SQL"
                     return result
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
+                db.allow_functions = self.allow_functions  # the configuration's own pure functions
                 db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout)  # one budget for all the item's queries
                 try:
                     intake, query = take_sql_out(task, db)

@@ -41,6 +41,7 @@ def test_syntax_errors_reach_the_engine_unless_they_look_like_writes():
     "WITH d AS (UPDATE t SET a = 1 RETURNING a) SELECT * FROM d",
 ])
 def test_nested_writes_and_file_reads_are_refused(sql):
+    # refused outright, or (a function another engine has, unknown to this dialect's list) left for
+    # the engine to say whether it has one: never accepted on the text alone
     for dialect in ("sqlite", "postgres", "duckdb"):
-        with pytest.raises(ReadOnlyViolation):
-            check_read_only(sql, dialect)
+        assert not is_read_only(sql, dialect)

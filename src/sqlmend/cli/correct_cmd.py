@@ -33,6 +33,11 @@ _SEED = typer.Option(0, help="seed of --sample")
 _WORKERS = typer.Option(4, help="tasks corrected in parallel")
 _CONCURRENCY = typer.Option(1, help="model calls in flight at once")
 _TIMEOUT = typer.Option(30.0, help="seconds per SQL execution")
+_ALLOW_FUNCTION = typer.Option(
+    None, "--allow-function", metavar="NAME",
+    help="a function queries may call beside the dialect's read-only list (your own pure function; NAME or "
+         "SCHEMA.NAME), repeatable: any other function the engine has is refused (docs/pipeline.md, "
+         "'Read-only, whatever the login')")
 
 
 def parse_options(specs: list[str] | None) -> dict[str, dict[str, Any]]:
@@ -199,6 +204,7 @@ def correct(
         help="a model's rewrite is kept only when the query it replaces fails to run, a strict rule proves it "
              "wrong, or the trained verifier prefers the rewrite by its calibrated margin (default: on for "
              "errorllm, off for the baselines; docs/pipeline.md 'The model gate')"),
+    allow_function: list[str] = _ALLOW_FUNCTION,
     quiet: bool = QUIET,
 ) -> None:
     """Correct the SQL of a prediction file, or one query.
@@ -219,7 +225,7 @@ def correct(
       sqlmend correct --dataset spider-dev --pred dev.sql --out runs/c --engine ray --workers 8
     """
     config = with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option,
-                                 model_gate=model_gate),
+                                 model_gate=model_gate, allow_functions=list(allow_function or [])),
                          memory_store, memory_namespace)
     if sql is not None:
         if not db or question is None:

@@ -1,4 +1,4 @@
-"""``sqlmend db ...`` (info), ``sqlmend bench values`` and ``sqlmend bench engines``."""
+"""``sqlmend db ...`` (info, check), ``sqlmend bench values`` and ``sqlmend bench engines``."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from sqlmend.paths import data_root
 from sqlmend.progress import bar as progress_bar
 
 _console = Console(soft_wrap=True)
-db_app = typer.Typer(help="Look at a database the way sqlmend sees it: schema, keys, value index.",
-                     no_args_is_help=True)
+db_app = typer.Typer(help="Look at a database the way sqlmend sees it: schema, keys, value index, and what "
+                          "its login may do.", no_args_is_help=True)
 
 _DATA_HELP = "Benchmark data folder (the one holding spider/); default: $SQLMEND_DATA or ../shared/data."
 
@@ -75,6 +75,49 @@ def info_cmd(
                        f"build {stats['build_seconds']:.3f}s")
         for n, t, c in largest:
             _console.print(f"  {t}.{c}: {n} distinct values")
+
+
+@db_app.command("check")
+def check_cmd(
+    target: str = typer.Argument(..., metavar="DB",
+                                 help="A database: postgresql://USER@HOST/DB, mysql://USER:PASS@HOST/DB, a "
+                                      ".sqlite/.duckdb file, or a Spider db_id."),
+    data: str = typer.Option(None, "--data-root", help=_DATA_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+) -> None:
+    """Print what the database's login may do beyond reading: "read-only", or
+    what it may do and "may write" ("superuser: may write" for an admin login).
+
+    PostgreSQL: superuser, the predefined roles that act on the server
+    (pg_write_all_data, pg_read_server_files, pg_signal_backend, ...),
+    CREATEROLE / CREATEDB / REPLICATION, writes on any table, CREATE on any
+    schema. MySQL / MariaDB: every grant beyond SELECT. SQLite / DuckDB:
+    whether this process may write the file. sqlmend reads only whatever the
+    login, but a read-only login is the surer lock; serve and mcp refuse any
+    other with --require-read-only-login. Exit status: 0 read-only, 1 may
+    write, 2 the database cannot be opened.
+
+    Example: sqlmend db check postgresql://reader@db.internal/shop
+    """
+    from sqlmend.db import connect
+    from sqlmend.db.account import check_login
+    from sqlmend.db.base import mask_password
+
+    try:
+        with connect(_resolve(target, data)) as db:
+            login = check_login(db, name=mask_password(db.target))
+    except SqlmendError as e:
+        typer.echo(f"error: {type(e).__name__}: {e}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps({**login.to_dict(), "target": login.name}))
+    else:
+        typer.echo(f"{login.name} ({login.engine}, login {login.user or '?'})")
+        typer.echo(login.summary)
+        for power in login.powers:
+            typer.echo(f"  - {power}")
+    if login.may_write:
+        raise typer.Exit(1)
 
 
 def values_bench_cmd(

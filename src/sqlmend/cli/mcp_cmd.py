@@ -8,13 +8,14 @@ from pathlib import Path
 
 import typer
 
-from sqlmend.cli.correct_cmd import _MODEL, _OPTION, _STAGES, _TIMEOUT
-from sqlmend.cli.serve_cmd import _MEMORY_NAMESPACE, _MEMORY_STORE, _STRATEGY, server_config
+from sqlmend.cli.correct_cmd import _ALLOW_FUNCTION, _MODEL, _OPTION, _STAGES, _TIMEOUT
+from sqlmend.cli.serve_cmd import _MEMORY_NAMESPACE, _MEMORY_STORE, _REQUIRE_READ_ONLY, _STRATEGY, server_config
 from sqlmend.errors import SqlmendError
 
 _DB_HELP = ("a database the agent may name: NAME=PATH_OR_URL (a .sqlite path, postgresql://..., "
             "duckdb:///...), or a bare PATH_OR_URL named after its file or database; repeatable")
-_CONFIG_HELP = 'a TOML file with a \\[databases] table of NAME = "PATH_OR_URL" lines (relative to the file)'
+_CONFIG_HELP = ('a TOML file with a \\[databases] table of NAME = "PATH_OR_URL" lines (relative to the file); '
+                'optional keys require_read_only_login = true, allow_functions = \\["NAME", ...]')
 
 
 def mcp(
@@ -33,6 +34,8 @@ def mcp(
     memory_store: str = _MEMORY_STORE,
     memory_namespace: str = _MEMORY_NAMESPACE,
     timeout: float = _TIMEOUT,
+    allow_function: list[str] = _ALLOW_FUNCTION,
+    require_read_only_login: bool = _REQUIRE_READ_ONLY,
 ) -> None:
     """Serve sqlmend's check and correction to agents over the Model Context Protocol.
 
@@ -47,8 +50,12 @@ def mcp(
 
     Example (a shared server): SQLMEND_TOKEN=... sqlmend mcp --config mcp.toml --transport http
     --port 8000 --stages static,guard
+
+    Every database's login is checked when the server starts: one that may do more than read (a
+    superuser, write grants, a writable file) is warned about once (stderr, and /health over HTTP),
+    or refused with --require-read-only-login.
     """
-    from sqlmend.mcpserver.config import databases, open_databases
+    from sqlmend.mcpserver.config import config_settings, databases, open_databases
 
     try:
         from sqlmend.mcpserver.server import build_server, serve_http, serve_stdio
@@ -57,7 +64,14 @@ def mcp(
         raise typer.Exit(2) from None
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"--transport {transport!r}: expected stdio or http")
-    config = server_config(strategy, stages, model, option, timeout, memory_store, memory_namespace)
+    try:
+        extra = config_settings(config_file) if config_file else {}
+    except SqlmendError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    config = server_config(strategy, stages, model, option, timeout, memory_store, memory_namespace,
+                           [*(allow_function or []), *extra.get("allow_functions", [])],
+                           require_read_only_login or extra.get("require_read_only_login", False))
     # stdout is the protocol's on stdio: whatever opening the databases prints goes to stderr
     with contextlib.redirect_stdout(sys.stderr):
         try:
@@ -70,7 +84,7 @@ def mcp(
         if transport == "stdio":
             serve_stdio(server)
         else:
-            serve_http(server, token or None, host=host, port=port)
+            serve_http(server, token or None, host=host, port=port, logins=held.login_list())
     finally:
         held.close()
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from sqlmend.cli.correct_cmd import _MODEL, _OPTION, _STAGES, _STRATEGY_HELP, _TIMEOUT, _config, with_memory
+from sqlmend.cli.correct_cmd import (_ALLOW_FUNCTION, _MODEL, _OPTION, _STAGES, _STRATEGY_HELP, _TIMEOUT, _config,
+                                     with_memory)
 from sqlmend.pipeline import PipelineConfig
 
 _STORE_HELP = ("repair memory: a folder, or postgresql://USER@HOST/DB for one store shared by replicas "
@@ -17,12 +18,20 @@ _STORE_HELP = ("repair memory: a folder, or postgresql://USER@HOST/DB for one st
 _STRATEGY = typer.Option("errorllm", help=_STRATEGY_HELP)
 _MEMORY_STORE = typer.Option(None, "--memory-store", metavar="DIR|URL", help=_STORE_HELP)
 _MEMORY_NAMESPACE = typer.Option(None, "--memory-namespace", help="which memory of the store")
+_REQUIRE_READ_ONLY = typer.Option(
+    False, "--require-read-only-login", envvar="SQLMEND_REQUIRE_READ_ONLY_LOGIN", show_envvar=True,
+    help="refuse to start when a database's login may do more than read (a superuser, write grants, a "
+         "writable file; `sqlmend db check URL` shows it); without it such a login is warned about once "
+         "(a log line and GET /health)")
 
 
 def server_config(strategy: str, stages: str | None, model: list[str] | None, option: list[str] | None,
-                  timeout: float, memory_store: str | None, memory_namespace: str | None) -> PipelineConfig:
+                  timeout: float, memory_store: str | None, memory_namespace: str | None,
+                  allow_functions: list[str] | None = None, require_read_only_login: bool = False) -> PipelineConfig:
     """The pipeline configuration of a server's options (serve, mcp): one model call at a time."""
-    return with_memory(_config(strategy, stages, model, 1, 1, timeout, option),
+    return with_memory(_config(strategy, stages, model, 1, 1, timeout, option,
+                               allow_functions=list(allow_functions or []),
+                               require_read_only_login=require_read_only_login),
                        memory_store, memory_namespace)  # a URL stays a str: never a Path
 
 
@@ -46,6 +55,8 @@ def serve(
     max_queue: int = typer.Option(64, help="requests waiting beyond those; more: 503 + Retry-After"),
     workers: int = typer.Option(1, help="worker processes (each with its own pipeline and metrics)"),
     log: bool = typer.Option(True, "--log/--no-log", help="one JSON line per request on stderr"),
+    allow_function: list[str] = _ALLOW_FUNCTION,
+    require_read_only_login: bool = _REQUIRE_READ_ONLY,
 ) -> None:
     """Serve POST /correct, POST /check, GET /health and GET /metrics over HTTP.
 
@@ -56,18 +67,26 @@ def serve(
 
     Example: curl -s localhost:8080/correct -H 'content-type: application/json'
     -d '{"db_id": "concert_singer", "question": "...", "sql": "SELECT ..."}'
+
+    Example (only read-only logins): sqlmend serve --db-root dbs/ --require-read-only-login
     """
+    from sqlmend.errors import ConfigError
     from sqlmend.service.runner import serve as run
     from sqlmend.service.settings import ServiceSettings
 
-    config = server_config(strategy, stages, model, option, timeout, memory_store, memory_namespace)
+    config = server_config(strategy, stages, model, option, timeout, memory_store, memory_namespace,
+                           allow_function, require_read_only_login)
     try:
         settings = ServiceSettings(token=token or None, allow_paths=allow_paths, max_body_bytes=max_body,
                                    deadline=deadline, max_concurrency=max_concurrency, max_queue=max_queue,
                                    log_requests=log)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    run(config, settings, host=host, port=port, workers=workers, db_root=db_root)
+    try:
+        run(config, settings, host=host, port=port, workers=workers, db_root=db_root)
+    except ConfigError as exc:  # a login that may write, under --require-read-only-login
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def bench_serve(

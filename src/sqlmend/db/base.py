@@ -3,7 +3,10 @@
 A :class:`Database` is read-only by construction: :meth:`Database.execute`
 refuses anything but a single read-only SELECT/WITH before the engine sees it
 (:func:`sqlmend.sql.safety.check_read_only`), and each engine refuses writes a
-second time in its own way. Subclasses implement four small hooks; schema,
+second time in its own way. A query may call only the functions on its dialect's list of
+functions that read and compute (:mod:`sqlmend.sql.functions`) and those of
+:attr:`Database.allow_functions`; a name the list does not know is refused when the engine has
+such a function (:meth:`Database.has_function`), else the engine reports it. Subclasses implement four small hooks; schema,
 value index and profiles are built on them here, once for all engines.
 """
 
@@ -16,7 +19,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlmend.errors import DatabaseError, ItemLimitExceeded, MemoryLimitExceeded, QueryError, QueryTimeout
+from sqlmend.errors import (DatabaseError, ItemLimitExceeded, MemoryLimitExceeded, QueryError, QueryTimeout,
+                            ReadOnlyViolation)
+from sqlmend.sql.functions import refusal
 from sqlmend.sql.safety import check_read_only, check_read_only_tree
 from sqlmend.sql.size import join_width, text_join_width
 from sqlmend.types import ColumnProfile, ExecResult, Schema
@@ -213,6 +218,36 @@ def _disk_stamp(db: Database) -> str | None:
     return f"{path}:{st.st_mtime_ns}:{st.st_size}"
 
 
+def mask_password(url: str) -> str:
+    """A URL with its password replaced by ``***`` (what messages and reprs show).
+
+    >>> mask_password("mysql://me:secret@h:3306/db"), mask_password("postgresql://me@h/db")
+    ('mysql://me:***@h:3306/db', 'postgresql://me@h/db')
+    """
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    if u.password is None:
+        return url
+    netloc = f"{u.username}:***@{u.hostname}" + (f":{u.port}" if u.port else "")
+    return u._replace(netloc=netloc).geturl()
+
+
+def sql_string(value: str) -> str:
+    """A string literal of SQL (quotes doubled), for sqlmend's own catalogue queries.
+
+    >>> sql_string("it's")
+    "'it''s'"
+    """
+    return "'" + value.replace("'", "''") + "'"
+
+
+def split_qualified(name: str) -> tuple[str | None, str]:
+    """``("schema", "f")`` of a qualified call name ``schema.f``, ``(None, "f")`` of a bare one."""
+    schema, dot, bare = name.rpartition(".")
+    return (schema, bare) if dot else (None, name)
+
+
 def quote_ident(name: str, dialect: str = "sqlite") -> str:
     """Quote an identifier for a database's dialect.
 
@@ -262,6 +297,9 @@ class Database(ABC):
     budget: WorkBudget | None = None
     #: Whether the engine itself refuses a join of more than :data:`MAX_JOIN_TABLES` tables (SQLite).
     limits_joins: bool = False
+    #: Functions a query may call beside the dialect's list (lower case; the configuration's
+    #: ``allow_functions``: a user's own pure functions). The pipeline sets it.
+    allow_functions: frozenset[str] = frozenset()
 
     def __init__(self, target: str) -> None:
         self.target = target
@@ -322,7 +360,7 @@ class Database(ABC):
             QueryError: the engine rejected or failed the query.
         """
         self._begin()
-        check_read_only(sql, self.dialect)
+        self._refuse_known(check_read_only(sql, self.dialect, self.allow_functions))
         if not self.limits_joins:
             self._check_width(text_join_width(sql, self.dialect))
         return self._timed(sql, timeout, max_rows)
@@ -348,10 +386,22 @@ class Database(ABC):
             ReadOnlyViolation, QueryTimeout, QueryError: as :meth:`execute`.
         """
         self._begin()
-        check_read_only_tree(tree)
+        self._refuse_known(check_read_only_tree(tree, self.dialect, self.allow_functions))
         if not self.limits_joins:
             self._check_width(join_width(tree))
         return self._timed(sql, timeout, max_rows)
+
+    def _refuse_known(self, names: tuple[str, ...]) -> None:
+        """Refuse a query that calls a function the list does not know and the engine has."""
+        for name in names:
+            if self.has_function(name):
+                raise ReadOnlyViolation(refusal(name, self.dialect))
+
+    def has_function(self, name: str) -> bool:
+        """Whether the engine has a function called ``name`` (``schema.name`` when qualified), asked for a
+        name the dialect's list does not know. True unless the engine shows that it has none (this
+        default: an engine that cannot be asked refuses every name off the list)."""
+        return True
 
     @staticmethod
     def _check_width(width: int) -> None:

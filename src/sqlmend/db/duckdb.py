@@ -25,7 +25,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from sqlmend.db.base import ENGINE_MEMORY, SAFETY_FACTOR, Database, fetch_capped, file_cache_key, limit_malloc_arenas
+from sqlmend.db.base import (ENGINE_MEMORY, SAFETY_FACTOR, Database, fetch_capped, file_cache_key, limit_malloc_arenas,
+                             split_qualified, sql_string)
 from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DeadlineExceeded, MemoryLimitExceeded, QueryError,
                             QueryTimeout, ReadOnlyViolation)
@@ -313,6 +314,15 @@ class DuckDBDatabase(Database):
         if kind == "readonly":
             raise ReadOnlyViolation(f"DuckDB refused: {message}")
         raise QueryError(f"DuckDB: {message}", engine_message=message)
+
+    def has_function(self, name: str) -> bool:
+        """Whether DuckDB has a function or macro ``name`` (``schema.name``): ``duckdb_functions()``, asked
+        only for a name the read-only list does not know."""
+        schema, bare = split_qualified(name)
+        where = f"lower(function_name) = lower({sql_string(bare)})"
+        if schema:
+            where += f" AND lower(schema_name) = lower({sql_string(schema)})"
+        return bool(self._query(f"SELECT count(*) FROM duckdb_functions() WHERE {where}")[0][0])
 
     def _introspect(self) -> Schema:
         return assemble_schema(self.dialect, self._query(INFORMATION_SCHEMA_COLUMNS), self._query(_KEYS))

@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pymysql
 import pymysql.cursors
 
-from sqlmend.db.base import Database
+from sqlmend.db.base import Database, mask_password, split_qualified, sql_string
 from sqlmend.db.schema import assemble_schema, columns_query
 from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
 from sqlmend.types import Schema
@@ -64,19 +64,6 @@ def parse_url(url: str) -> dict:
     return args
 
 
-def _masked(url: str) -> str:
-    """The URL with its password replaced by ``***``.
-
-    >>> _masked("mysql://me:secret@h:3306/db"), _masked("mysql://me@h/db")
-    ('mysql://me:***@h:3306/db', 'mysql://me@h/db')
-    """
-    u = urlparse(url)
-    if u.password is None:
-        return url
-    netloc = f"{u.username}:***@{u.hostname}" + (f":{u.port}" if u.port else "")
-    return u._replace(netloc=netloc).geturl()
-
-
 def _code(e: pymysql.err.MySQLError) -> int:
     return int(e.args[0]) if e.args and isinstance(e.args[0], int) else 0
 
@@ -97,7 +84,7 @@ class MySQLDatabase(Database):
     dialect = "mysql"
 
     def __init__(self, url: str, connect_timeout: float = 10.0) -> None:
-        super().__init__(_masked(url))  # the target shows in messages and reprs: never the password
+        super().__init__(mask_password(url))  # the target shows in messages and reprs: never the password
         self._args = parse_url(url)
         self._broken = False
         self.database = self._args["database"]
@@ -179,6 +166,25 @@ class MySQLDatabase(Database):
                 conn.close()
             except pymysql.err.Error:  # already gone: nothing to close
                 pass
+
+    def has_function(self, name: str) -> bool:
+        """Whether the server may have a function ``name`` (``db.name``), asked only for a name the read-only
+        list does not know: a built-in its help tables document (``HELP``), a stored function
+        (``information_schema.ROUTINES``) or a loadable one (``mysql.func``). True unless all three show
+        that it has none: an account that may not read ``mysql.func`` cannot rule a loadable function out."""
+        schema, bare = split_qualified(name)
+        try:
+            if any(str(row[0]).replace("\\_", "_").lower() == bare.lower()
+                   for row in self._query(f"HELP {sql_string(bare)}")):
+                return True
+            where = f"ROUTINE_TYPE = 'FUNCTION' AND ROUTINE_NAME = {sql_string(bare)}"
+            if schema:
+                where += f" AND ROUTINE_SCHEMA = {sql_string(schema)}"
+            if self._query(f"SELECT COUNT(*) FROM information_schema.ROUTINES WHERE {where}")[0][0]:
+                return True
+            return bool(self._query(f"SELECT COUNT(*) FROM mysql.func WHERE name = {sql_string(bare)}")[0][0])
+        except (QueryError, ReadOnlyViolation):  # no help tables, or mysql.func not readable: cannot rule it out
+            return True
 
     def _introspect(self) -> Schema:
         keys: dict[tuple[str, str], list] = {}

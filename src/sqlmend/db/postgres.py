@@ -15,7 +15,7 @@ import itertools
 import psycopg
 from psycopg import errors as pg_errors
 
-from sqlmend.db.base import MAX_VALUE_BYTES, Database, fetch_capped
+from sqlmend.db.base import MAX_VALUE_BYTES, Database, fetch_capped, split_qualified, sql_string
 from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, MemoryLimitExceeded, QueryError, QueryTimeout,
                             ReadOnlyViolation)
@@ -123,6 +123,14 @@ class PostgresDatabase(Database):
         except psycopg.Error:
             return False
         return True
+
+    def has_function(self, name: str) -> bool:
+        """Whether the server has a function ``name`` (``schema.name``) in any schema (``pg_proc``, asked
+        now: one round trip, only for a name the read-only list does not know)."""
+        schema, bare = split_qualified(name)
+        where = f"p.proname = {sql_string(bare)}" + (f" AND n.nspname = {sql_string(schema)}" if schema else "")
+        return bool(self._query("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n "
+                                f"ON n.oid = p.pronamespace WHERE {where})")[0][0])
 
     def _introspect(self) -> Schema:
         return assemble_schema(self.dialect, self._query(INFORMATION_SCHEMA_COLUMNS), self._query(_KEYS))

@@ -2,8 +2,9 @@
 
 Three locks on writes, after the AST check of :meth:`Database.execute`:
 the file is opened with a ``file:...?mode=ro`` URI, ``PRAGMA query_only`` is on,
-and an authorizer allows only reads (no ATTACH, no PRAGMA but catalogue reads,
-no ``load_extension`` or file functions). A progress handler counts the query's work
+and an authorizer allows only reads (no ATTACH, no PRAGMA but catalogue reads) and only the
+functions on SQLite's read-only list (:mod:`sqlmend.sql.functions`; no ``load_extension``, no file
+functions) and the connection's :attr:`~sqlmend.db.base.Database.allow_functions`. A progress handler counts the query's work
 (``PROGRESS_STEPS`` VM instructions a tick) and interrupts it at its work limit
 (``timeout`` x :data:`~sqlmend.db.base.WORK_PER_SECOND` ticks), the same on an idle machine and
 a busy one (:class:`~sqlmend.errors.WorkLimitExceeded`); a wall-clock deadline
@@ -29,15 +30,12 @@ from sqlmend.db.base import (ENGINE_MEMORY, MAX_VALUE_BYTES, SAFETY_FACTOR, WORK
                              file_cache_key, quote_ident)
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DatabaseUnavailable, DeadlineExceeded, ItemAborted,
                             MemoryLimitExceeded, QueryError, ReadOnlyViolation, WorkLimitExceeded)
+from sqlmend.sql.functions import allowed
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
 #: Pragmas the authorizer lets through (catalogue reads used by introspection).
 READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "foreign_key_list", "index_list",
                           "index_info", "index_xinfo"})
-
-#: SQL functions the authorizer refuses: they load code or touch files.
-DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer",
-                              "zipfile", "lsdir", "fsdir"})
 
 _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ,
                               getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
@@ -58,17 +56,32 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _authorize(action: int, arg1: str | None, arg2: str | None, db_name: str | None,
-               trigger: str | None) -> int:
-    """SQLite authorizer: reads only (see the module docstring)."""
+#: Functions the authorizer allows: SQLite's read-only list and the operators SQLite runs as functions.
+READ_FUNCTIONS = allowed("sqlite") | {"->", "->>"}
+
+
+def _authorize_with(extra: frozenset[str], action: int, arg1: str | None, arg2: str | None) -> int:
+    """SQLite authorizer: reads only, functions of the read-only list and ``extra`` (the module docstring).
+
+    SQLite asks about a function only once it found one of that name, so a name it does not have
+    still fails as "no such function".
+    """
     if action in _ALLOWED_ACTIONS:
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_FUNCTION:
         name = (arg2 or "").lower()
-        return sqlite3.SQLITE_DENY if name in DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_OK if name in READ_FUNCTIONS or name in extra else sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in READ_PRAGMAS:
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
+
+
+def _function_names(conn: sqlite3.Connection) -> frozenset[str] | None:
+    """Every function this SQLite library has (``pragma function_list``), or None where it does not say."""
+    try:
+        return frozenset(str(r[0]).lower() for r in conn.execute("SELECT name FROM pragma_function_list"))
+    except sqlite3.Error:
+        return None
 
 
 class SqliteDatabase(Database):
@@ -103,12 +116,22 @@ class SqliteDatabase(Database):
             self._conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as e:
             raise DatabaseError(f"cannot open {self.path} as SQLite: {e}") from e
-        self._conn.set_authorizer(_authorize)
+        self._functions = _function_names(self._conn)
+        self._conn.set_authorizer(self._authorize)
         self._deadline: float | None = None  # the wall-clock safety net of the running query
         self._max_ticks: int | None = None  # its work limit
         self._timed_out = self._work_limited = False
         self._ticks = 0  # progress-handler calls (PROGRESS_STEPS VM instructions each) of the last query
         self._conn.set_progress_handler(self._progress, PROGRESS_STEPS)
+
+    def _authorize(self, action: int, arg1: str | None, arg2: str | None, db_name: str | None,
+                   trigger: str | None) -> int:
+        return _authorize_with(self.allow_functions, action, arg1, arg2)
+
+    def has_function(self, name: str) -> bool:
+        """Whether this SQLite has a function ``name`` (``pragma function_list``; no schema-qualified ones;
+        True for every name when the library does not list its functions)."""
+        return self._functions is None or name.lower() in self._functions
 
     def _progress(self) -> int:
         self._ticks += 1

@@ -7,6 +7,9 @@ Two forms, which may be combined (a name given twice is an error):
 * ``--config FILE``, a TOML file whose ``[databases]`` table maps names to targets; a relative
   path is read from the file's folder::
 
+      require_read_only_login = true        # optional: refuse a login that may write
+      allow_functions = ["shop.net_price"]   # optional: your own pure functions
+
       [databases]
       concert = "spider/database/concert_singer/concert_singer.sqlite"
       shop = "postgresql://reader@db.internal/shop"
@@ -52,6 +55,35 @@ def parse_db(spec: str) -> tuple[str, str]:
     return name, target
 
 
+#: The keys a configuration file may hold beside ``[databases]``, and their types.
+SETTINGS = {"require_read_only_login": bool, "allow_functions": list}
+
+
+def _load(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def config_settings(path: str | Path) -> dict:
+    """The settings of a TOML file beside its databases: ``require_read_only_login`` (refuse a login that may
+    write) and ``allow_functions`` (functions beside the read-only list), those it sets.
+
+    Raises:
+        ConfigError: the file cannot be read, or a setting of the wrong type.
+    """
+    path = Path(path)
+    data = _load(path)
+    out = {}
+    for key, kind in SETTINGS.items():
+        if key in data:
+            if not isinstance(data[key], kind) or (kind is list and not all(isinstance(x, str) for x in data[key])):
+                raise ConfigError(f"{path}: {key} must be {'true or false' if kind is bool else 'a list of names'}")
+            out[key] = data[key]
+    return out
+
+
 def read_config(path: str | Path) -> dict[str, str]:
     """The ``[databases]`` of a TOML file, relative paths read from the file's folder.
 
@@ -59,11 +91,8 @@ def read_config(path: str | Path) -> dict[str, str]:
         ConfigError: the file cannot be read, is not TOML, has no ``[databases]`` or other tables.
     """
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    unknown = sorted(set(data) - {"databases"})
+    data = _load(path)
+    unknown = sorted(set(data) - {"databases", *SETTINGS})
     dbs = data.get("databases")
     if unknown or not isinstance(dbs, dict) or not dbs:
         raise ConfigError(f"{path}: expected a [databases] table of NAME = \"PATH_OR_URL\" lines"

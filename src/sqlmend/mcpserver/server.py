@@ -23,6 +23,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from sqlmend import __version__
+from sqlmend.db.account import Login
+from sqlmend.db.account import health as login_health
 from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.errors import ConfigError
 from sqlmend.mcpserver import tools
@@ -173,13 +175,15 @@ def build_server(correctors: tools.Correctors) -> MCPServer:
     return server
 
 
-def http_app(server: MCPServer, token: str | None, host: str = "127.0.0.1") -> Any:
+def http_app(server: MCPServer, token: str | None, host: str = "127.0.0.1",
+             logins: list[Login] | None = None) -> Any:
     """The streamable-HTTP ASGI app: ``POST/GET/DELETE /mcp``, ``GET /health`` (open for probes).
 
     Args:
         server: the MCP server.
         token: the bearer token every request but ``/health`` must carry (None: no auth).
         host: the address served (loopback turns on the SDK's DNS-rebinding protection).
+        logins: what the databases' logins may do (``/health``'s ``login``: :func:`sqlmend.db.account.health`).
     """
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -188,7 +192,8 @@ def http_app(server: MCPServer, token: str | None, host: str = "127.0.0.1") -> A
 
     @server.custom_route("/health", methods=["GET"])
     async def health(_: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "server": "sqlmend", "version": __version__})
+        return JSONResponse({"status": "ok", "server": "sqlmend", "version": __version__,
+                             "login": login_health(logins or [])})
 
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host,
                                      max_request_body_size=MAX_BODY_BYTES)
@@ -200,7 +205,8 @@ def serve_stdio(server: MCPServer) -> None:
     server.run("stdio")
 
 
-def serve_http(server: MCPServer, token: str | None, host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve_http(server: MCPServer, token: str | None, host: str = "127.0.0.1", port: int = 8000,
+               logins: list[Login] | None = None) -> None:
     """Serve streamable HTTP on ``http://HOST:PORT/mcp`` until interrupted."""
     import uvicorn
 
@@ -208,7 +214,7 @@ def serve_http(server: MCPServer, token: str | None, host: str = "127.0.0.1", po
 
     if not token:
         _log.warning("serving MCP over HTTP without a bearer token (set SQLMEND_TOKEN)")
-    uvicorn.run(http_app(server, token, host), **_uvicorn_options(host, port))
+    uvicorn.run(http_app(server, token, host, logins), **_uvicorn_options(host, port))
 
 
 __all__ = ["INSTRUCTIONS", "MCP_PATH", "build_server", "http_app", "serve_http", "serve_stdio"]

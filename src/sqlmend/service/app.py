@@ -5,8 +5,9 @@
 * ``POST /check`` -- the same body -> the findings of the detecting stages only
   (static, memory, detector), without rewriting anything; ``refused`` is true
   when the text is not one read-only query (finding EX03);
-* ``GET /health`` -- the stages configured and whether each is available (open
-  without a token, for probes);
+* ``GET /health`` -- the stages configured and whether each is available, and ``login``:
+  whether the login of every database met so far is read-only, with those that may write
+  (:mod:`sqlmend.db.account`; open without a token, for probes);
 * ``GET /metrics`` -- Prometheus metrics (:mod:`sqlmend.service.observe`).
 
 A ``db_id`` is a plain name (:func:`sqlmend.db.check_db_id`); anything else is
@@ -41,6 +42,7 @@ from pydantic import BaseModel, Field
 
 from sqlmend.api import Correctors, check_answer, check_config, database_name
 from sqlmend.db import check_db_id
+from sqlmend.db.account import WARNINGS, Login, health, refusal, root_logins
 from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
@@ -79,6 +81,26 @@ class Refusal(Exception):
         self.status, self.message, self.reason, self.headers = status, message, reason, headers or {}
 
 
+def check_logins(config: PipelineConfig, db_root: str | None) -> list[Login]:
+    """Check the logins of the databases of ``db_root`` (files: may this process write them?) when a
+    service starts: warn once about those that may write, or refuse to start under
+    ``require_read_only_login``. A database named in a request is checked when it is first opened.
+
+    Returns:
+        The logins of the root's databases.
+
+    Raises:
+        ConfigError: a login that may write, under ``require_read_only_login``.
+    """
+    logins = root_logins(db_root) if db_root else []
+    writers = [x for x in logins if x.may_write]
+    if writers and config.require_read_only_login:
+        more = f" (and {len(writers) - 1} more database{'s' if len(writers) > 2 else ''})" if len(writers) > 1 else ""
+        raise ConfigError(refusal(writers[0]) + more)
+    WARNINGS.note(writers)
+    return logins
+
+
 def default_db_root() -> str | None:
     """The Spider databases of the data root, when there is one (else None: requests need ``db``)."""
     from sqlmend.errors import SqlmendError
@@ -113,7 +135,17 @@ class Service:
         self.metrics = Metrics()
         store = (config.options.get("memory") or {}).get("store") or None
         self.memory_store = "postgresql" if is_url(store) else "folder"
+        self.check_logins(db_root)
         self.scrub = Scrubber(server_roots([db_root, None if is_url(store) else store]))
+
+    def check_logins(self, db_root: str | None) -> None:
+        """:func:`check_logins` of the app's database root, kept for ``/health``."""
+        self.root_logins = check_logins(self.config, db_root)
+
+    def logins(self) -> dict[str, Any]:
+        """``/health``'s ``login``: whether every database's login is read-only, and those that may write."""
+        seen = {x.target: x for x in [*self.root_logins, *self.correctors.login_list()]}
+        return health(seen.values())
 
     # --- one request -------------------------------------------------------
 
@@ -251,7 +283,7 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
     def health() -> dict[str, Any]:
         return {"strategy": service.config.strategy,
                 "stages": {name: True for name in service.config.stage_names()},
-                "memory_store": service.memory_store}
+                "memory_store": service.memory_store, "login": service.logins()}
 
     @app.get("/metrics")
     def metrics() -> Any:

@@ -44,11 +44,13 @@ def serve(config: PipelineConfig, settings: ServiceSettings, host: str = "127.0.
     """
     import uvicorn
 
-    from sqlmend.service.app import CONFIG_ENV, DB_ROOT_ENV, SETTINGS_ENV, create_app
+    from sqlmend.service.app import CONFIG_ENV, DB_ROOT_ENV, SETTINGS_ENV, check_logins, create_app, default_db_root
     from sqlmend.service.observe import configure_logging
 
     if settings.log_requests:
         configure_logging()
+    if workers > 1 and config.require_read_only_login:  # refused before the workers start
+        check_logins(config, db_root or default_db_root())
     if workers <= 1:
         uvicorn.run(create_app(config, settings=settings, db_root=db_root), **_uvicorn_options(host, port))
         return

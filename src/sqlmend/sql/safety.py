@@ -10,16 +10,23 @@ The check refuses:
 * any statement whose root is not a query (SELECT, a set operation, VALUES);
 * any write, DDL, session or file node anywhere in the tree (a DELETE inside a
   CTE, ``SELECT ... INTO``, ``SELECT ... FOR UPDATE``, ATTACH, PRAGMA, COPY, ...);
-* functions that read or write files, load code or change server state
-  (``load_extension``, ``pg_read_file``, ``read_csv``, ``set_config``, ...);
+* a call of a function that is not on the dialect's list of functions that read and compute
+  (:mod:`sqlmend.sql.functions`: an allow-list per dialect, made from the engine's catalogue):
+  ``pg_stat_reset()``, ``GET_LOCK()``, ``read_csv()`` and every function the list does not name;
 * a table named by a string (DuckDB reads ``FROM 'file.csv'``).
+
+A call of a name the list does not know is not refused here: the check returns such names, and the
+database (:meth:`sqlmend.db.base.Database.execute`) refuses the query when its engine has a function
+of that name, or lets the engine report that it has none (a prediction that calls ``YEAR()`` on
+SQLite fails there as it always did). A user's own pure functions join the list through ``extra``
+(the configuration's ``allow_functions``).
 
 A text sqlglot cannot parse is still judged: when its tokens show a single
 statement that starts like a query and contains no write keyword it is passed on,
 so that the engine reports the syntax error itself (a wrong prediction must fail
 like it fails in the engine); otherwise it is refused.
 
-The verdict is a pure function of the text and the dialect, so the last
+The verdict is a pure function of the text, the dialect and the extra names, so the last
 :data:`VERDICT_CACHE_SIZE` verdicts are kept in memory: a text checked twice on
 one path (a query run again; a gold equal to its prediction) is parsed once. A
 caller that has parsed the text already checks its tree with
@@ -39,8 +46,9 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from sqlmend.errors import ReadOnlyViolation
+from sqlmend.sql import functions
 from sqlmend.sql.dialects import resolve
-from sqlmend.sql.parse import nested_too_deeply
+from sqlmend.sql.parse import DIALECT_KEY, nested_too_deeply
 
 #: Node classes that write, change the schema or the session, or touch files.
 FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
@@ -56,30 +64,6 @@ FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
 #: Query roots allowed at the top of the statement.
 QUERY_ROOTS: tuple[type[exp.Expression], ...] = (exp.Select, exp.SetOperation, exp.Values,
                                                   exp.Subquery)
-
-#: Functions refused in any dialect (lower case). Reading files, loading code,
-#: changing server state, sequences and large objects, remote databases.
-FORBIDDEN_FUNCTIONS: frozenset[str] = frozenset({
-    # SQLite
-    "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "zipfile",
-    "sqlar_compress", "sqlar_uncompress", "lsdir", "fsdir",
-    # PostgreSQL
-    "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "pg_ls_logdir",
-    "pg_ls_waldir", "pg_ls_tmpdir", "pg_ls_archive_statusdir", "lo_import", "lo_export",
-    "lo_from_bytea", "lo_put", "lo_create", "lo_unlink", "lo_creat", "lo_open", "lo_truncate",
-    "set_config", "pg_reload_conf", "pg_rotate_logfile", "pg_terminate_backend",
-    "pg_cancel_backend", "pg_switch_wal", "pg_create_restore_point", "pg_promote",
-    "nextval", "setval", "pg_advisory_lock", "pg_advisory_xact_lock", "pg_try_advisory_lock",
-    "pg_file_write", "pg_file_rename", "pg_file_unlink", "dblink", "dblink_exec",
-    "dblink_connect", "query_to_xml", "pg_logical_emit_message", "txid_current",
-    "pg_current_xact_id",
-    # DuckDB
-    "read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json", "read_json_auto",
-    "read_json_objects", "read_ndjson", "read_ndjson_auto", "read_ndjson_objects", "read_text",
-    "read_blob", "glob", "sqlite_scan", "sqlite_attach", "postgres_scan", "postgres_attach",
-    "postgres_query", "mysql_scan", "iceberg_scan", "delta_scan", "read_xlsx", "query_table",
-    "query", "parquet_metadata", "parquet_schema", "duckdb_secrets", "getenv",
-})
 
 #: Keywords that, in a text sqlglot cannot parse, mark it as more than a query.
 _WRITE_TOKENS = frozenset({
@@ -106,22 +90,29 @@ _QUERY_START = frozenset({"select", "with", "values", "("})
 _log = logging.getLogger("sqlglot")
 
 
-def check_read_only(sql: str, dialect: str = "sqlite") -> None:
+def check_read_only(sql: str, dialect: str = "sqlite", extra: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """Refuse anything but a single read-only SELECT/WITH query.
 
     Args:
         sql: the SQL text.
         dialect: the dialect to parse with (``"sqlite"``, ``"postgres"``, ``"duckdb"``, ...).
+        extra: functions allowed beside the dialect's list (lower case; the configuration's
+            ``allow_functions``).
+
+    Returns:
+        The functions the query calls that the list does not know (usually none): the caller asks the
+        engine whether it has them (:meth:`sqlmend.db.base.Database.execute` does).
 
     Raises:
         ReadOnlyViolation: the text is empty, holds several statements, or writes,
-            changes the schema or session, loads code or touches files.
+            changes the schema or session, touches files, or calls a function the list refuses.
     """
     if not sql or not sql.strip():
         raise ReadOnlyViolation("empty SQL")
-    refusal = _refusal(sql, resolve(dialect))
+    refusal, unknown = _refusal(sql, resolve(dialect), extra)
     if refusal is not None:
         raise ReadOnlyViolation(refusal)
+    return unknown
 
 
 #: How many (text, dialect) verdicts :func:`check_read_only` remembers.
@@ -134,13 +125,13 @@ def forget_verdicts() -> None:
 
 
 @lru_cache(maxsize=VERDICT_CACHE_SIZE)
-def _refusal(sql: str, read: str) -> str | None:
-    """The reason ``sql`` is refused in dialect ``read``, or None when it is one read-only query."""
+def _refusal(sql: str, read: str, extra: frozenset[str]) -> tuple[str | None, tuple[str, ...]]:
+    """The reason ``sql`` is refused in dialect ``read`` (None when it is one read-only query), and the
+    functions it calls that the list does not know."""
     try:
-        _judge(sql, read)
+        return None, _judge(sql, read, extra)
     except ReadOnlyViolation as e:
-        return str(e)
-    return None
+        return str(e), ()
 
 
 _local = threading.local()
@@ -160,7 +151,7 @@ def _parse(sql: str, read: str) -> list:
     return parser.parse(tokenizer.tokenize(sql), sql)
 
 
-def _judge(sql: str, read: str) -> None:
+def _judge(sql: str, read: str, extra: frozenset[str]) -> tuple[str, ...]:
     # sqlglot warns when it falls back to exp.Command; muted by ``disabled`` (setLevel would
     # clear every logger's level cache on each call)
     if nested_too_deeply(sql):  # sqlglot's compiled parser would overflow the C stack on it
@@ -169,8 +160,7 @@ def _judge(sql: str, read: str) -> None:
     try:
         statements = [s for s in _parse(sql, read) if s is not None]
     except (ParseError, TokenError):
-        _check_unparsed(sql, read)
-        return
+        return _check_unparsed(sql, read, extra)
     except RecursionError:  # nested past what sqlglot's recursive parser can read: cannot be proven read-only
         raise ReadOnlyViolation("nested too deeply to check that it only reads") from None
     finally:
@@ -178,10 +168,11 @@ def _judge(sql: str, read: str) -> None:
     if len(statements) != 1:
         raise ReadOnlyViolation(
             f"expected one statement, found {len(statements)}" if statements else "no statement")
-    _check_tree(statements[0])
+    return _check_tree(statements[0], read, extra)
 
 
-def check_read_only_tree(tree: exp.Expression) -> None:
+def check_read_only_tree(tree: exp.Expression, dialect: str | None = None,
+                         extra: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """Refuse a parsed statement that is not a read-only SELECT/WITH query (no parsing).
 
     For a caller that already holds the one statement of a text (``sqlmend.sql.parse``):
@@ -189,16 +180,22 @@ def check_read_only_tree(tree: exp.Expression) -> None:
 
     Args:
         tree: the statement's root node.
+        dialect: the dialect its calls are named in (default: the one it was parsed with, else SQLite).
+        extra: functions allowed beside the dialect's list.
+
+    Returns:
+        The functions it calls that the list does not know (see :func:`check_read_only`).
 
     Raises:
         ReadOnlyViolation: the root is not a query, or a node writes, changes the schema
-            or session, loads code or touches files.
+            or session, touches files or calls a function the list refuses.
     """
-    _check_tree(tree)
+    return _check_tree(tree, resolve(dialect or tree.meta.get(DIALECT_KEY) or "sqlite"), extra)
 
 
 def is_read_only(sql: str, dialect: str = "sqlite") -> bool:
-    """Return whether :func:`check_read_only` accepts ``sql``.
+    """Return whether :func:`check_read_only` accepts ``sql`` with no engine to ask: a single read-only
+    query that calls only functions on the dialect's list.
 
     Args:
         sql: the SQL text.
@@ -208,30 +205,31 @@ def is_read_only(sql: str, dialect: str = "sqlite") -> bool:
         True when the text is a single read-only query.
     """
     try:
-        check_read_only(sql, dialect)
+        return not check_read_only(sql, dialect)
     except ReadOnlyViolation:
         return False
-    return True
 
 
-def _check_tree(tree: exp.Expression) -> None:
+def _check_tree(tree: exp.Expression, dialect: str, extra: frozenset[str]) -> tuple[str, ...]:
     if not isinstance(tree, QUERY_ROOTS):
         raise ReadOnlyViolation(f"not a query: {type(tree).__name__.upper()} statement refused")
+    unknown: dict[str, None] = {}
     for node in tree.walk():
         checks = _CHECKS.get(type(node), _UNSEEN)
         if checks is _UNSEEN:
             checks = _CHECKS[type(node)] = _checks_of(type(node))
         if checks is None:  # most nodes: columns, identifiers, literals, operators
             continue
-        refused, anonymous, table = checks
+        refused, call, table = checks
         if refused:
             raise ReadOnlyViolation(refused)
-        if anonymous:
-            name = _function_name(node)
-            if name in FORBIDDEN_FUNCTIONS:
-                raise ReadOnlyViolation(f"function {name}() is not allowed")
+        if call:
+            name = functions.call_name(node, dialect)
+            if name is not None and functions.verdict(name, dialect, extra) == functions.UNLISTED:
+                unknown.setdefault(name, None)
         if table and _names_a_file(node):
             raise ReadOnlyViolation(f"reading from a file {node.this.sql()} is not allowed")
+    return tuple(unknown)
 
 
 _UNSEEN = object()
@@ -241,17 +239,13 @@ _CHECKS: dict[type, tuple[str, bool, bool] | None] = {}
 
 def _checks_of(cls: type) -> tuple[str, bool, bool] | None:
     """What a node of class ``cls`` needs: (refusal that holds for every such node, or "";
-    whether its function name must be read from the node; whether it is a table), or None."""
+    whether it calls a function, checked against the dialect's list; whether it is a table), or None."""
     refused = ""
     if issubclass(cls, FORBIDDEN_NODES):
         refused = f"{cls.__name__.upper()} is not allowed in a read-only query"
-    anonymous = issubclass(cls, exp.Anonymous)
-    if not refused and issubclass(cls, exp.Func) and not anonymous:
-        name = cls.sql_name().lower() if hasattr(cls, "sql_name") else cls.__name__.lower()
-        if name in FORBIDDEN_FUNCTIONS:
-            refused = f"function {name}() is not allowed"
+    call = issubclass(cls, exp.Func)
     table = issubclass(cls, exp.Table)
-    return (refused, anonymous, table) if refused or anonymous or table else None
+    return (refused, call, table) if refused or call or table else None
 
 
 def _names_a_file(table: exp.Table) -> bool:
@@ -262,14 +256,9 @@ def _names_a_file(table: exp.Table) -> bool:
     return "/" in name or "\\" in name or name.lower().endswith(_FILE_SUFFIXES)
 
 
-def _function_name(node: exp.Func) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).lower()
-    return node.sql_name().lower() if hasattr(node, "sql_name") else type(node).__name__.lower()
-
-
-def _check_unparsed(sql: str, read: str) -> None:
-    """Judge a text sqlglot cannot parse from its tokens alone."""
+def _check_unparsed(sql: str, read: str, extra: frozenset[str]) -> tuple[str, ...]:
+    """Judge a text sqlglot cannot parse from its tokens alone; return the names it calls that the
+    list does not know (a word followed by ``(``: the engine may read it as a call)."""
     try:
         tokens = sqlglot.Dialect.get_or_raise(read).tokenize(sql)
     except (TokenError, ParseError) as e:
@@ -283,11 +272,24 @@ def _check_unparsed(sql: str, read: str) -> None:
         raise ReadOnlyViolation("several statements are not allowed")
     if not body or body[0].text.lower() not in _QUERY_START:
         raise ReadOnlyViolation("not a query: only SELECT/WITH statements are allowed")
+    unknown: dict[str, None] = {}
+    words = [t.text.lower() if t.token_type not in (TokenType.STRING, TokenType.NATIONAL_STRING) else "" for t in body]
+    for i in range(len(words) - 2):  # MariaDB's sequences: NEXT VALUE FOR s, PREVIOUS VALUE FOR s
+        if words[i] in ("next", "previous") and words[i + 1:i + 3] == ["value", "for"]:
+            raise ReadOnlyViolation(functions.refusal(f"{words[i]} value for", read))
     for i, t in enumerate(body):
         if t.token_type in (TokenType.STRING, TokenType.NATIONAL_STRING):
             continue
         word = t.text.lower()
-        called = i + 1 < len(body) and body[i + 1].token_type == TokenType.L_PAREN
-        if t.token_type in _WRITE_TOKENS or word in _WRITE_WORDS or (
-                called and word in FORBIDDEN_FUNCTIONS):
+        if t.token_type in _WRITE_TOKENS or word in _WRITE_WORDS:
             raise ReadOnlyViolation(f"{t.text.upper()} is not allowed in a read-only query")
+        if i + 1 < len(body) and body[i + 1].token_type == TokenType.L_PAREN:
+            name = t.text if t.token_type == TokenType.IDENTIFIER and read in functions.CASE_SENSITIVE_QUOTED else word
+            # a keyword before "(" (IN, EXISTS, VALUES) is grammar, unless the list refuses its name
+            if functions.verdict(name, read, extra) == functions.UNLISTED and t.token_type in _NAME_TOKENS:
+                unknown.setdefault(name, None)
+    return tuple(unknown)
+
+
+#: Tokens that name a function when a ``(`` follows (keywords such as IN, EXISTS, VALUES do not).
+_NAME_TOKENS = frozenset({TokenType.VAR, TokenType.IDENTIFIER})

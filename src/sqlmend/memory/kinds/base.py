@@ -157,7 +157,7 @@ def run_probe(db: Any, probe: str, timeout: float = 5.0) -> dict[str, Any]:
     Returns:
         ``{"sql", "columns", "rows"}`` or ``{"sql", "error"}``.
     """
-    problem = read_only_problem(probe, getattr(db, "dialect", "sqlite"))
+    problem = read_only_problem(probe, getattr(db, "dialect", "sqlite"), getattr(db, "allow_functions", frozenset()))
     if problem:
         return {"sql": probe, "error": f"refused: {problem}"}
     try:

@@ -10,8 +10,10 @@ from sqlmend.types import Finding
 class Refused(Rule):
     """refused: not one read-only query
 
-    A write, PRAGMA, ATTACH, several statements or a forbidden function (one
-    that reads files or changes server state). sqlmend corrects queries; it
+    A write, PRAGMA, ATTACH, several statements, or a call of a function that is
+    not on the dialect's list of functions that read and compute (one that reads
+    files, takes locks, resets statistics or changes server state: "function f()
+    is not on the read-only list of <dialect>"). sqlmend corrects queries; it
     never runs anything else. The text was stopped
     before it reached the engine, so it is reported as a refusal, not as a
     mistake of the upstream system, and no stage rewrites it.
