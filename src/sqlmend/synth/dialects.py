@@ -49,8 +49,10 @@ _WHOLE = {"T-SQL": "tsql", "MySQL": "mysql", "PostgreSQL": "postgres", "Oracle":
 #: Formats a date literal is rewritten in (the stored one is ISO, year first).
 DATE_FORMATS = ("%Y/%m/%d", "%m/%d/%Y", "%B %d, %Y", "%d.%m.%Y")
 _PLACEHOLDER = "sqlmend_variant_placeholder"
-#: Engines whose own dialect has ILIKE (a case-insensitive LIKE: not the same query as their LIKE).
-_HAS_ILIKE = ("postgres", "duckdb", "snowflake")
+#: Kinds an engine's own dialect spells so: not another dialect's spelling there (PostgreSQL's ILIKE is
+#: its case-insensitive LIKE, its ``::numeric`` an exact number, its CONCAT skips NULLs).
+NATIVE = {"postgres": frozenset({"PostgreSQL", "ILIKE", "::numeric", "CONCAT", "FETCH FIRST"}),
+          "duckdb": frozenset({"ILIKE", "::numeric", "CONCAT", "FETCH FIRST"})}
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,6 @@ def _pick(rng: random.Random, items: list) -> Any:
 def _dialect_variants(tree: Any, gold: str, schema: Any, dialect: str, rng: random.Random) -> list[Variant]:
     out: list[Variant] = []
     for kind, write in _WHOLE.items():
-        if resolve(write) == resolve(dialect):
-            continue
         try:
             text = sql.transpile(gold, read=dialect, write=write, schema=schema)
         except SqlError:
@@ -167,8 +167,7 @@ def _dialect_variants(tree: Any, gold: str, schema: Any, dialect: str, rng: rand
                 None)
     if like is not None:
         a, b = (_render(like.this, dialect), _render(like.expression, dialect))
-        if resolve(dialect) not in _HAS_ILIKE:  # where ILIKE is the engine's own, it means what it says
-            out.append(Variant("dialect", "ILIKE", gold, _with_text(tree, like, f"{a} ILIKE {b}", dialect)))
+        out.append(Variant("dialect", "ILIKE", gold, _with_text(tree, like, f"{a} ILIKE {b}", dialect)))
         pattern = like.expression
         if isinstance(pattern, ast.Literal) and pattern.is_string and re.fullmatch(r"%[^%_]+%", pattern.this):
             out.append(Variant("dialect", "CONTAINS", gold,
@@ -340,7 +339,8 @@ def variants(gold: str, db: Any, rng: random.Random, dialect: str = "sqlite",
     if "raw" in families:
         out += _raw_variants(gold, schema)
     order = {k: i for ks in KINDS.values() for i, k in enumerate(ks)}
-    return sorted(out, key=lambda v: (list(KINDS).index(v.family), order[v.kind]))
+    native = NATIVE.get(resolve(dialect), frozenset())
+    return sorted((v for v in out if v.kind not in native), key=lambda v: (list(KINDS).index(v.family), order[v.kind]))
 
 
-__all__ = ["DATE_FORMATS", "KINDS", "Variant", "strip_accents", "variants"]
+__all__ = ["DATE_FORMATS", "KINDS", "NATIVE", "Variant", "strip_accents", "variants"]

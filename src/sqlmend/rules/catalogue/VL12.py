@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sqlmend.rules.base import RuleContext
-from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, replacement_fix
-from sqlmend.rules.values import accent_variants, spellings
+from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding, replacement_fix, scope_reads
+from sqlmend.rules.values import accent_variants, holders, spellings
 from sqlmend.types import Finding
 
 
@@ -14,8 +14,9 @@ class AccentVariant(LiteralRule):
     'Sao Paulo' for 'São Paulo', 'Zurich' for 'Zürich': the comparison matches no row as written;
     the value index finds the one stored value that is the same text without accents (and up to
     letter case), as VL01 finds a case variant. Reported only when the column holds no other
-    spelling of the literal and using the stored value changes the query's result. Fix: use the
-    stored value.
+    spelling of the literal, no other column the query reads stores the literal as written (that
+    is VL07's reading: the right value in the wrong column) and using the stored value changes the
+    query's result. Fix: use the stored value.
 
     Anti-pattern::
 
@@ -39,6 +40,9 @@ class AccentVariant(LiteralRule):
             return None
         if spellings(ctx, absent.table, absent.column, absent.value):
             return None  # a case or space spelling: VL01's or VL06's business
+        reads = scope_reads(ctx, absent)
+        if any(m.table.lower() in reads for m in holders(ctx, absent.value, exclude=(absent.table, absent.column))):
+            return None  # stored as written in another column the query reads: VL07's business
         found = accent_variants(ctx, absent.table, absent.column, absent.value)
         if len(found) != 1:
             return None
