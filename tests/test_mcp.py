@@ -340,3 +340,34 @@ def test_the_documented_client_lists_the_tools_and_corrects_the_query(data_dir):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == [str(list(TOOLS_ORDER)), FIXED]
 
+
+
+def test_a_call_past_the_servers_deadline_is_a_tool_error_and_its_work_stops(spider_db):
+    """The correcting tools' deadline (``mcpserver.server.DEADLINE``): the call is abandoned with a tool
+    error, and the correction it started is told to stop, so its thread is free again."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from sqlmend.mcpserver import tools
+    from sqlmend.mcpserver.server import _answer
+
+    endless = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+    finished: list[dict] = []
+
+    def correct(*args, **kwargs):
+        finished.append(tools.correct_sql(*args, **kwargs))
+        return finished[-1]
+
+    with Corrector(spider_db("world_1"), db_id="world_1") as fixer:
+        fixer.correct("warm", "SELECT 1")
+
+        async def call() -> None:
+            await _answer(correct, lambda body: "", {"world": fixer}, "world", "How many?", endless, None,
+                          deadline=0.5)
+
+        with pytest.raises(ToolError, match="deadline of 0.5 s"):
+            anyio.run(call)
+        waited = time.monotonic()
+        while not finished and time.monotonic() - waited < 20:
+            time.sleep(0.05)
+    assert finished and finished[0]["error"].startswith("ItemCancelled: cancelled")
+    assert finished[0]["sql"] == endless and not finished[0]["changed"]

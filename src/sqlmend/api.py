@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect
+from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect, split_schemas, with_schemas
 from sqlmend.db.account import WARNINGS, Login, check_login, refusal
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
@@ -79,6 +79,9 @@ def _stage_lines(c: Correction, dialect: str) -> Iterator[tuple[str, str, str]]:
             yield "finding", "", f"   {f.code} {f.describe()}"
     for f, text in unapplied(c.original_sql, c.sql, c.findings, dialect):
         yield "suggested", f"suggested by {f.code} ({f.severity}, not applied):", f" {text}"
+    if c.executions:
+        yield "queries", "queries:", (f" {c.executions.get('executed', 0)} run on the database, "
+                                      f"{c.executions.get('reused', 0)} answered again from those runs")
     if c.error:
         yield "error", "error:", f" {c.error}"
 
@@ -283,6 +286,7 @@ def database_name(target: str) -> str:
     >>> database_name("mysql://reader:pw@127.0.0.1:3306/concert_singer")
     'concert_singer'
     """
+    target = split_schemas(target)[0]
     low = target.lower()
     if low.startswith(("postgresql://", "postgres://")):
         return urlparse(target).path.strip("/") or "postgres"
@@ -358,7 +362,12 @@ class Corrector:
 
     Args:
         db: the database: a SQLite path (or ``sqlite:///path``), a ``postgresql://`` URL,
-            or a DuckDB file (``duckdb:///path`` or a path ending in ``.duckdb``).
+            a DuckDB file (``duckdb:///path`` or a path ending in ``.duckdb``) or a ``mysql://`` URL.
+            PostgreSQL and DuckDB are read in every schema the login may read (tables, views,
+            materialized views, comments); a table outside the search path is named ``schema.name``.
+        schemas: the schema filter: only these schemas are read (``["sales", "hr"]``; the same as a
+            ``?schemas=sales,hr`` parameter of the URL); on MySQL, the databases to read (default: the
+            URL's alone).
         stages: stages to run, in pipeline order (a list or ``"static,guard"``); default:
             every default stage (static, memory, search, refine, guard; ``detector`` is opt-in).
         models: model assignments ``STAGE=ENDPOINT`` (a string, list or mapping; ``"*=local"``
@@ -394,8 +403,8 @@ class Corrector:
                  strategy: str | None = None, config: PipelineConfig | None = None,
                  db_id: str | None = None, pipeline: Pipeline | None = None,
                  checker: Pipeline | None = None, allow_functions: Sequence[str] | None = None,
-                 require_read_only_login: bool | None = None) -> None:
-        self.target = os.fspath(db)
+                 require_read_only_login: bool | None = None, schemas: Sequence[str] | str | None = None) -> None:
+        self.target = with_schemas(os.fspath(db), schemas)
         self.db_id = db_id or database_name(self.target)
         if pipeline is not None:
             given = [stages, models, memory_store, options, timeout, strategy, config, allow_functions,
@@ -427,15 +436,15 @@ class Corrector:
         return Task(question_id=question_id or "q", db_id=self.db_id, question=question, sql=sql,
                     evidence=evidence or "", db=self.target)
 
-    def _run(self, pipe: Pipeline, task: Task) -> Correction:
+    def _run(self, pipe: Pipeline, task: Task, cancel: threading.Event | None = None) -> Correction:
         try:
             with self._pool.acquire() as db:  # the database first, then the SQL (Pipeline.correct)
-                return pipe.correct(task, db=db)
+                return pipe.correct(task, db=db, cancel=cancel)
         except SqlmendError as exc:  # the file went away or cannot be opened any more
             return failed(task, exc)
 
     def correct(self, question: str, sql: str, evidence: str | None = None, *,
-                question_id: str | None = None) -> CorrectionResult:
+                question_id: str | None = None, cancel: threading.Event | None = None) -> CorrectionResult:
         """Correct one query: the guarded rewrite, or the input when nothing was proven wrong.
 
         Args:
@@ -443,15 +452,17 @@ class Corrector:
             sql: the SQL the text-to-SQL system wrote.
             evidence: external knowledge (BIRD style), if any.
             question_id: an id carried into the record (default ``"q"``).
+            cancel: an event another thread sets when it stops waiting for the answer: the
+                correction stops at its next unit of work (``error``: ``ItemCancelled: ...``).
 
         Returns:
             A :class:`CorrectionResult`; never raises for a problem of this item.
         """
         task = self._task(question, sql, evidence, question_id)
-        return CorrectionResult(self._run(self.pipeline, task), question, self.dialect)
+        return CorrectionResult(self._run(self.pipeline, task, cancel), question, self.dialect)
 
     def check(self, question: str, sql: str, evidence: str | None = None, *,
-              question_id: str | None = None) -> CheckResult:
+              question_id: str | None = None, cancel: threading.Event | None = None) -> CheckResult:
         """Find what is wrong with one query, rewriting nothing: the configuration's detecting
         stages only (static, memory, detector). Arguments as :meth:`correct`.
 
@@ -459,7 +470,7 @@ class Corrector:
             A :class:`CheckResult`; never raises for a problem of this item.
         """
         task = self._task(question, sql, evidence, question_id)
-        return CheckResult(self._run(self.checker, task), question, self.dialect)
+        return CheckResult(self._run(self.checker, task, cancel), question, self.dialect)
 
     def correct_many(self, items: Iterable[Item], workers: int = 4) -> list[CorrectionResult]:
         """Correct many queries on ``workers`` threads; results in the order of ``items``.
@@ -573,7 +584,7 @@ class Correctors:
         with self._lock:
             return list(self.logins.values())
 
-    def answer(self, task: Task, check: bool = False) -> Correction:
+    def answer(self, task: Task, check: bool = False, cancel: threading.Event | None = None) -> Correction:
         """Correct (or check) one task: the one code path of every door for one query.
 
         The command line's single query (``sqlmend correct --db``, ``sqlmend check``), the HTTP
@@ -585,6 +596,7 @@ class Correctors:
         Args:
             task: the query; its database is ``task.db`` or ``db_id`` under ``db_root``.
             check: run the detecting stages only (:meth:`Corrector.check`), rewriting nothing.
+            cancel: set by a caller that stops waiting (the service's deadline): the item stops.
 
         Returns:
             The record ``Pipeline.correct(task)`` gives (the task's id, ``db_id`` and evidence
@@ -593,7 +605,7 @@ class Correctors:
         """
         try:
             corrector = self.get(database_for(task, self.pipeline.db_root), db_id=task.db_id)
-            return corrector._run(self.checker if check else self.pipeline, task)
+            return corrector._run(self.checker if check else self.pipeline, task, cancel)
         except Exception as exc:  # a missing database, or a bug in one item: the item's error
             return failed(task, exc)
 

@@ -124,16 +124,22 @@ class ItemAborted(SqlmendError):
 
 
 class ItemLimitExceeded(ItemAborted):
-    """The item's input query passed its own limit (work, time or memory), or the item's queries
-    together used up its one budget (:class:`sqlmend.db.base.WorkBudget`): the item ends at once with
-    this clear reason and the input is kept. A property of the input, not of the machine (on SQLite
-    the limits count work): a re-run gives the same, so it is not retried."""
+    """The item's input query passed its own limit (work, time or memory), or the item's queries and
+    checks together used up its one budget (:class:`sqlmend.db.base.WorkBudget`): the item ends at once
+    with this clear reason and the input is kept. A property of the input, not of the machine (on
+    SQLite the limits count work): a re-run gives the same, so it is not retried."""
 
 
 class DeadlineExceeded(ItemAborted):
-    """A wall-clock safety net fired ("timed out"): the machine is far slower than the work limits
-    assume. Raised only where a limit is counted in work (SQLite); engines that count no work keep
-    wall-clock limits (:class:`QueryTimeout`)."""
+    """A wall-clock safety net fired ("timed out"): a query past its own, or the item past its
+    wall-clock deadline (:class:`sqlmend.db.base.WorkBudget`); the machine is far slower than the
+    counted limits assume. The input is kept; a re-run of a batch retries the item."""
+
+
+class ItemCancelled(ItemAborted):
+    """Whoever asked for the item stopped waiting (the service's or the MCP server's deadline passed):
+    its work stops at the next unit of work (:meth:`sqlmend.db.base.WorkBudget.cancel`), so that the
+    threads serve the next requests. The input is kept."""
 
 
 class DatabaseUnavailable(ItemAborted):

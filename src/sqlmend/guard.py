@@ -26,6 +26,9 @@ from collections import Counter
 from typing import Any
 
 from sqlmend import sql
+from sqlmend.sql import names
+from sqlmend.sql.diff import dropped_clauses, dropped_names, identifiers, table_names
+from sqlmend.sql.schema import as_mapping
 from sqlmend.errors import QueryError, QueryTimeout, ReadOnlyViolation, SqlError
 from sqlmend.types import ExecResult, GuardVerdict
 
@@ -155,3 +158,136 @@ def validate(
     if same_result(original_result, cand, ordered=tree.args.get("order") is not None):
         return reject("result unchanged (no-op)")
     return GuardVerdict(True, "accepted: candidate executes and changes the result", candidate_sql)
+
+
+# --- the second law ----------------------------------------------------------------------------
+
+
+def _sources(select: Any, mapping: Any = None) -> dict[str, str | None]:
+    """``{alias or name: table}`` of one SELECT's FROM/JOIN (lower case; the table by its key in
+    ``mapping``, ``sql.schema.table_key``; None for a derived table)."""
+    out: dict[str, str | None] = {}
+    frm = select.args.get("from_") or select.args.get("from")
+    for node in ([frm.this] if frm is not None else []) + [j.this for j in select.args.get("joins") or []]:
+        if isinstance(node, sql.ast.Table) and node.name:
+            out[node.alias_or_name.lower()] = sql.table_key(node, mapping).lower()
+        elif node is not None:
+            out[(node.alias_or_name or "").lower()] = None
+    return out
+
+
+def _unresolved(text: str, schema: Any, dialect: str) -> tuple[list[str], list[str], list[str]]:
+    """``(tables, columns, qualifiers)`` of a query (lower case): the tables it reads that the schema does
+    not have; the columns that the tables of their own SELECT do not have (of their qualifier's table
+    when qualified); the schema tables it qualifies a column with but does not read."""
+    try:
+        tree = sql.parse(text, dialect)
+    except SqlError:
+        return [], [], []
+    known = {t.name.lower(): {c.name.lower() for c in t.columns} for t in schema.tables}
+    mapping = as_mapping(schema)
+    tables = [t for t in table_names(text, dialect, schema) if t not in known]
+    derived = {s.alias_or_name.lower() for s in tree.find_all(sql.ast.Alias)} | \
+              {c.alias_or_name.lower() for c in tree.find_all(sql.ast.CTE)}
+    columns, qualifiers = set(), set()
+    for col in tree.find_all(sql.ast.Column):
+        name = col.name.lower()
+        if not name or name in derived:
+            continue
+        chain, select = [], col.find_ancestor(sql.ast.Select)
+        while select is not None:
+            chain.append(_sources(select, mapping))
+            select = select.find_ancestor(sql.ast.Select)
+        if col.table:
+            q = col.table.lower()
+            table = next((s[q] for s in chain if q in s), q if q in known else None)
+            if not any(q in s for s in chain) and q in known:
+                qualifiers.add(q)
+            if table in known and name not in known[table]:
+                columns.add(name)
+        elif chain and all(t in known for t in chain[0].values()) and \
+                not any(name in known[t] for t in chain[0].values()):
+            columns.add(name)
+    return tables, sorted(columns), sorted(qualifiers)
+
+
+def _linked(a: str, b: str, schema: Any) -> bool:
+    """Whether a foreign key links tables ``a`` and ``b`` (either way)."""
+    return any({fk.table.lower(), fk.ref_table.lower()} == {a, b} for fk in schema.foreign_keys)
+
+
+class SecondLaw:
+    """The second law for rewrites of one query the engine refuses: never turn a visible error into a
+    silent wrong answer. A repair of a failing query may rename what does not exist, requalify, add what
+    the engine needs; it may not answer another question. So a rewrite must
+
+    1. keep what the question names (:func:`sqlmend.sql.diff.dropped_names`: a quoted value or number
+       the question holds, a column whose name the question spells, in that spelling or another that
+       :mod:`sqlmend.sql.names` matches, as a rename writes it);
+    2. drop no clause the query had (:func:`sqlmend.sql.diff.dropped_clauses`: a WHERE/HAVING
+       predicate, a projected column, a GROUP BY / ORDER BY item, HAVING, LIMIT, a join, a subquery);
+    3. add no table, except one that holds a column the query names and its tables do not have (the
+       join a ``no such column`` asks for), or one whose name matches a table the schema does not have
+       (a rename).
+
+    The caller decides when it applies: the pipeline, to a rewrite of a query the engine refuses from any
+    stage unless a strict rule's fixes are that rewrite (``pipeline.run_stages``); the search, to choose
+    among its candidates for such a query. The query's own parts are read once.
+
+    Args:
+        db: the open database (its ``schema()`` and ``dialect``).
+        original_sql: the query the engine refuses.
+        question: the question (nothing is named without one).
+    """
+
+    def __init__(self, db: Any, original_sql: str, question: str = ""):
+        self.db, self.original, self.question = db, original_sql, question
+        self.dialect = getattr(db, "dialect", "sqlite")
+        self.tables = set(table_names(original_sql, self.dialect, db.schema()))
+        self._unresolved: tuple[list[str], list[str], list[str]] | None = None
+
+    def check(self, candidate_sql: str) -> str | None:
+        """Why ``candidate_sql`` breaks the second law (see the class doc), or ``None`` when it keeps it."""
+        dropped = [n for n in dropped_names(self.original, candidate_sql, self.question, self.dialect)
+                   if not _spelled(n, candidate_sql, self.dialect)]
+        if dropped:
+            return f"it drops what the question names ({', '.join(dropped)})"
+        clauses = dropped_clauses(self.original, candidate_sql, self.dialect)
+        if clauses:
+            return f"it drops part of the query: {'; '.join(clauses)}"
+        added = [t for t in table_names(candidate_sql, self.dialect, self.db.schema()) if t not in self.tables]
+        unrelated = self._unrelated(added)
+        if unrelated:
+            return f"it adds a table the query does not ask for ({', '.join(unrelated)})"
+        return None
+
+    def _unrelated(self, added: list[str]) -> list[str]:
+        """The tables of ``added`` the query does not ask for: not a rename of a table the schema does not
+        have, not a table it qualifies a column with, not one holding a column the query names that its
+        tables lack, nor a table a foreign key links to the query and to such a table (a bridge)."""
+        if not added:
+            return []
+        schema = self.db.schema()
+        if self._unresolved is None:
+            self._unresolved = _unresolved(self.original, schema, self.dialect)
+        tables, columns, qualifiers = self._unresolved
+        owned = {t.name.lower(): [c.name for c in t.columns] for t in schema.tables}
+        asked = {t for t in added
+                 if t in qualifiers or any(names.match(u, [t]) for u in tables)
+                 or any(names.match(c, owned.get(t, [])) for c in columns)}
+        bridges = {t for t in added if t not in asked
+                   and any(_linked(t, a, schema) for a in asked) and any(_linked(t, q, schema) for q in self.tables)}
+        return [t for t in added if t not in asked and t not in bridges]
+
+
+def second_law(db: Any, original_sql: str, candidate_sql: str, question: str = "") -> str | None:
+    """Why a rewrite of a query the engine refuses breaks the second law, or ``None``
+    (:class:`SecondLaw`, for one candidate)."""
+    return SecondLaw(db, original_sql, question).check(candidate_sql)
+
+
+def _spelled(name: str, text: str, dialect: str = "sqlite") -> bool:
+    """Whether ``text`` still names ``name`` in another spelling (``BirthYear`` as ``Birth_Year``)."""
+    key = "".join(names.singular(w) for w in names.words(name))
+    return bool(key) and any("".join(names.singular(w) for w in names.words(tok)) == key
+                             for tok in identifiers(text, dialect))

@@ -13,7 +13,9 @@ key fails at start) and shared by every task. The task names its database
 pipeline's ``db_root``). Every rewrite, from any stage, passes
 ``sqlmend.guard.validate``; the final ``guard`` stage checks the end result
 against the input once more, so the output is either a guarded rewrite or the
-input unchanged ("never turn a correct query into a wrong one").
+input unchanged ("never turn a correct query into a wrong one"). A rewrite of a
+query the engine refuses also keeps ``sqlmend.guard.SecondLaw`` unless a strict
+rule's fixes make it ("never turn a visible error into a silent wrong answer").
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sqlmend import guard, llm, rules
 from sqlmend.db import benchmark_db, connect
 from sqlmend.db.base import ITEM_BUDGET, WorkBudget
+from sqlmend.db.results import ItemResults
 from sqlmend.detect.stage import DetectorStage
 from sqlmend.errors import (ConfigError, DatabaseNotFoundError, InputError, ItemAborted, OutputError,
                             SqlmendError, StructuredOutputError)
@@ -43,9 +46,10 @@ from sqlmend.refine.stage import RefineStage
 from sqlmend.rules.stage import StaticStage
 from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
+from sqlmend.sql import fixes as sql_fixes
 from sqlmend.sql.answer import extract
 from sqlmend.sql.functions import normalize_names
-from sqlmend.stage import RunSettings, Stage, StageContext, settings_of
+from sqlmend.stage import RunSettings, Stage, StageContext, refused_by_engine, settings_of
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task, json_text
 
@@ -266,6 +270,8 @@ def _resolved(trace: StageTrace) -> bool:
 
 def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
     start = time.perf_counter()
+    if ctx.budget is not None:  # between stages: the item's deadline and its caller's cancellation
+        ctx.budget.check()
     try:
         trace = stage.run(ctx)
     except ItemAborted:  # a safety net fired or the database went away: the item's clear error
@@ -275,8 +281,9 @@ def _run_stage(stage: Any, ctx: StageContext) -> StageTrace:
         trace = StageTrace(stage=getattr(stage, "name", "?"), status="failed", note=f"{kind}: {exc}")
         if isinstance(exc, StructuredOutputError):  # its calls were made: count them
             trace.calls, trace.tokens_in, trace.tokens_out = exc.attempts, exc.tokens_in, exc.tokens_out
-    if getattr(ctx.db, "aborted", None) is not None:  # a handler inside the stage caught it: still the item's
-        raise ctx.db.aborted
+    aborted = getattr(ctx.db, "aborted", None) or getattr(ctx.budget, "aborted", None)
+    if aborted is not None:  # a handler inside the stage caught it: still the item's
+        raise aborted
     if not trace.seconds:
         trace.seconds = round(time.perf_counter() - start, 4)
     return trace
@@ -296,9 +303,51 @@ def _final_guard(ctx: StageContext, original: str) -> StageTrace:
     return trace
 
 
+def _proven(candidate: str, ctx: StageContext, findings: list[Finding], applied: list[dict] | None = None) -> bool:
+    """Whether ``candidate`` is the current SQL with the fixes of the strict static findings applied:
+    a rule proves the change (the static stage's rewrite). A whole-query rewrite (``transpile``, rule
+    EX04) is applied alone first and the strict fixes the rules found on what it wrote after it, as the
+    static stage did (``applied``: its trace's fixes, each one a strict finding's)."""
+    fixes = [fx for f in findings if f.severity == "strict" and f.source == "static" for fx in f.fixes]
+    if not fixes:
+        return False
+    try:
+        whole = [fx for fx in fixes if fx.get("op") == "transpile"][:1]
+        if not whole:
+            return sql_fixes.apply(ctx.sql, fixes, dialect=ctx.dialect).strip() == candidate.strip()
+        steps = applied if applied and applied[0] == whole[0] and all(fx in fixes for fx in applied) else whole
+        text = sql_fixes.apply(ctx.sql, steps[:1], dialect=ctx.dialect)
+        if steps[1:]:
+            text = sql_fixes.apply(text, steps[1:], dialect=ctx.dialect)
+        return text.strip() == candidate.strip()
+    except SqlmendError:  # fixes planned on another SQL
+        return False
+
+
+def _second_law(trace: StageTrace, ctx: StageContext) -> str | None:
+    """Why a stage's rewrite of a query the engine refuses is not admitted by the second law
+    (:class:`sqlmend.guard.SecondLaw`), or None: a query that runs, or a rewrite a strict rule proves."""
+    result, error = ctx.execute()
+    if result is not None or not refused_by_engine(error):
+        return None
+    candidate = trace.verdict.sql
+    if _proven(candidate, ctx, [*ctx.findings, *trace.findings], trace.detail.get("fixes")):
+        return None
+    why = guard.SecondLaw(ctx.db, ctx.sql, ctx.task.question).check(candidate)
+    return f"rewrite not admitted (second law: a failing query is kept rather than answer another question): {why}" \
+        if why else None
+
+
 def _admitted(trace: StageTrace, ctx: StageContext, gate: Any) -> bool:
-    """Whether a stage's rewrite the guard accepted is taken: one that came from a model call passes
+    """Whether a stage's rewrite the guard accepted is taken: a rewrite of a query the engine refuses
+    keeps the second law (:func:`_second_law`, every stage), and one that came from a model call passes
     the model gate too (:mod:`sqlmend.search.gate`); a refusal turns the trace's verdict into one."""
+    law = _second_law(trace, ctx)
+    if law is not None:
+        trace.detail["rejected"] = law
+        trace.verdict = GuardVerdict(False, law, ctx.sql)
+        trace.note = (trace.note + "; " if trace.note else "") + law
+        return False
     chats = trace.detail.get("usage", {}).get("chat", trace.calls)  # the memory stage counts embeddings apart
     if gate is None or not chats:
         return True
@@ -383,13 +432,18 @@ class Pipeline:
         self.gate = ModelGate() if self.config.gated() else None
         self.allow_functions = frozenset(self.config.allow_functions)
 
-    def correct(self, task: Task, db: Any = None) -> Correction:
+    def correct(self, task: Task, db: Any = None, cancel: threading.Event | None = None,
+                results: ItemResults | None = None) -> Correction:
         """Correct one task. Never raises for a per-item problem: it goes to ``error``.
 
         Args:
             task: the question, its database and the SQL to check.
             db: an open database to run on, left open (a :class:`sqlmend.api.Corrector`'s);
                 default: the task's (``Task.db`` or under ``db_root``), opened for this task.
+            cancel: set by whoever stops waiting for the answer (the service's deadline): the item's
+                work stops at its next unit of work and the item ends with ``ItemCancelled``.
+            results: the item's executed queries (:class:`~sqlmend.db.results.ItemResults`; default a
+                new one): a caller that wants to see which queries ran (``results.queries()``) gives its own.
 
         Returns:
             The correction: the SQL to use (the input when nothing was proven
@@ -405,7 +459,9 @@ class Pipeline:
                     return result
                 db.aborted = None  # a connection kept across items (a Corrector's) starts each one clean
                 db.allow_functions = self.allow_functions  # the configuration's own pure functions
-                db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout)  # one budget for all the item's queries
+                # one budget for all the item's queries and checks, and each distinct query run once
+                db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout, cancel=cancel)
+                db.results = results if results is not None else ItemResults()
                 try:
                     intake, query = take_sql_out(task, db)
                     ctx = StageContext(task=query, db=db, sql=query.sql, run=self.run, resolve=self.resolve)
@@ -413,7 +469,8 @@ class Pipeline:
                         ctx.traces.append(intake)
                     run_stages(ctx, self.stages, query.sql, self.gate)
                 finally:
-                    db.budget = None
+                    result.executions = db.results.counts()
+                    db.budget = db.results = None
         except SqlmendError as exc:
             result.error = error_text(exc)
             return result
@@ -489,7 +546,7 @@ def correction_from_dict(d: dict[str, Any]) -> Correction:
         stages.append(StageTrace(**s))
     return Correction(question_id=str(d["question_id"]), db_id=d["db_id"],
                       original_sql=d["original_sql"], sql=d["sql"], stages=stages,
-                      error=d.get("error"))
+                      error=d.get("error"), executions=dict(d.get("executions") or {}))
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict[str, Correction]:
@@ -703,6 +760,8 @@ class Summary:
     tokens_out: int = 0
     seconds: float = 0.0
     stages: dict[str, dict[str, int]] = field(default_factory=dict)  # stage -> status -> count
+    executed: int = 0  # queries the engine ran (each distinct query of an item once)
+    reused: int = 0  # calls answered from an earlier run of the same query in the item
 
     @property
     def calls_per_query(self) -> float:
@@ -724,6 +783,8 @@ class Summary:
             "calls_per_query": round(self.calls_per_query, 3),
             "tokens_per_query": round(self.tokens_per_query, 1),
             "seconds_per_query": round(self.seconds_per_query, 4),
+            "executed": self.executed, "reused": self.reused,
+            "executed_per_query": round(self.executed / self.queries, 3) if self.queries else 0.0,
             "stages": self.stages,
         }
 
@@ -742,6 +803,8 @@ def summarize(corrections: Iterable[Correction]) -> Summary:
         s.queries += 1
         s.changed += int(c.changed)
         s.errors += int(c.error is not None)
+        s.executed += c.executions.get("executed", 0)
+        s.reused += c.executions.get("reused", 0)
         for t in c.stages:
             s.calls += t.calls
             s.tokens_in += t.tokens_in

@@ -127,6 +127,27 @@ class StageBase:
         raise NotImplementedError
 
 
+class _ModelCalls:
+    """A model backend whose calls (``chat``, ``embed``, ``next_token_scores``) are set aside from the item's
+    wall-clock deadline (:meth:`sqlmend.db.base.WorkBudget.aside`); anything else is the backend's own."""
+
+    _CALLS = frozenset({"chat", "embed", "next_token_scores"})
+
+    def __init__(self, backend: Any, budget: Any):
+        self._backend, self._budget = backend, budget
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._backend, name)
+        if name not in self._CALLS or not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._budget.aside():
+                return attr(*args, **kwargs)
+
+        return call
+
+
 #: How a text refused by the read-only layer (not one read-only query) reads as an execution error.
 REFUSED_PREFIX = "refused: "
 #: How :func:`exec_error_text` words a timeout.
@@ -194,9 +215,36 @@ class StageContext:
         """The database's sqlglot dialect."""
         return getattr(self.db, "dialect", "sqlite")
 
+    @property
+    def budget(self) -> Any:
+        """The item's :class:`~sqlmend.db.base.WorkBudget` (None outside a pipeline item)."""
+        return getattr(self.db, "budget", None)
+
+    @property
+    def results(self) -> Any:
+        """The item's executed queries (:class:`sqlmend.db.results.ItemResults`; None outside a pipeline
+        item). Every ``ctx.db.execute`` / ``execute_parsed`` of the item is answered from it when the same
+        query ran before, so a stage that runs SQL of its own (alternatives, candidates) shares the runs
+        of the others and adds none twice; ``ctx.results.counts()`` says how many ran."""
+        return getattr(self.db, "results", None)
+
+    def spend(self, seconds: float, what: str) -> None:
+        """Charge a stage's own work to the item's budget (:meth:`~sqlmend.db.base.WorkBudget.spend`:
+        ``ItemLimitExceeded`` past it, ``DeadlineExceeded`` / ``ItemCancelled`` from the safety net);
+        nothing outside a pipeline item."""
+        budget = self.budget
+        if budget is not None:
+            budget.spend(seconds, what)
+
     def backend(self, stage: str) -> Backend | None:
-        """Return the model backend for ``stage``, or ``None`` (no resolver or none configured)."""
-        return self.resolve(stage) if self.resolve is not None else None
+        """Return the model backend for ``stage``, or ``None`` (no resolver or none configured).
+
+        Within a pipeline item its calls run outside the item's wall-clock deadline (they have time-outs
+        of their own; :class:`_ModelCalls`), so a slow model never turns an answer into a time-out.
+        """
+        backend = self.resolve(stage) if self.resolve is not None else None
+        budget = self.budget
+        return _ModelCalls(backend, budget) if backend is not None and budget is not None else backend
 
     def tree(self) -> Any:
         """The current SQL parsed (once per SQL version), or ``None`` when it does not parse.

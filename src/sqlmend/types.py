@@ -54,12 +54,23 @@ class ExecResult:
 # --- schema ---------------------------------------------------------------
 
 
+def split_ref(ref: str) -> tuple[str, str]:
+    """``"table.column"`` as ``(table, column)``; the table may itself be ``schema.name``.
+
+    >>> split_ref("singer.Name"), split_ref("hr.employees.dept")
+    (('singer', 'Name'), ('hr.employees', 'dept'))
+    """
+    table, _, column = ref.rpartition(".")
+    return table, column
+
+
 @dataclass
 class Column:
     name: str
     type: str = ""  # declared type as the engine reports it
     primary_key: bool = False
     not_null: bool = False
+    comment: str = ""  # what the engine keeps about it (PostgreSQL's COMMENT ON, MySQL's COMMENT), "" when none
 
 
 @dataclass
@@ -70,13 +81,39 @@ class ForeignKey:
     ref_columns: list[str]
 
 
+#: What a relation of the schema is (:attr:`Table.kind`).
+RELATION_KINDS = ("table", "view", "materialized view")
+
+
 @dataclass
 class Table:
+    """A relation of the database: a table, a view or a materialized view.
+
+    ``name`` is the relation's key everywhere in sqlmend (rules, the value index, ``"table.column"``
+    references): its plain name when an unqualified name finds it (the engine's search path, and
+    every single-schema database), else ``"schema.name"`` (``qualified``). ``schema`` is the
+    schema (namespace) that holds it ("" where the engine has none to tell).
+    """
+
     name: str
     columns: list[Column] = field(default_factory=list)
     primary_key: list[str] = field(default_factory=list)
     foreign_keys: list[ForeignKey] = field(default_factory=list)
     row_count: int | None = None
+    schema: str = ""
+    qualified: bool = False  # name is "schema.relname": the search path does not find it by its plain name
+    kind: str = "table"  # one of RELATION_KINDS
+    comment: str = ""
+
+    @property
+    def relname(self) -> str:
+        """The relation's own name, without its schema."""
+        return self.name[len(self.schema) + 1:] if self.qualified else self.name
+
+    @property
+    def full_name(self) -> str:
+        """``schema.relname`` (the plain name where the schema is unknown)."""
+        return f"{self.schema}.{self.relname}" if self.schema else self.name
 
     def column(self, name: str) -> Column | None:
         """Find a column by name, case-insensitively (as SQL identifiers are)."""
@@ -88,11 +125,44 @@ class Table:
 class Schema:
     tables: list[Table] = field(default_factory=list)
     dialect: str = "sqlite"
+    #: The schemas an unqualified name is looked up in, in order (the engine's search path); the
+    #: first table found by its plain name along it has that name as its key (:class:`Table`).
+    search_path: list[str] = field(default_factory=list)
 
     def table(self, name: str) -> Table | None:
-        """Find a table by name, case-insensitively."""
+        """Find a table by its key (``Table.name``), case-insensitively; a ``schema.name`` also finds
+        the table whose key is its plain name (``public.singer`` -> ``singer``)."""
+        by_key, by_full = self._lookup()
         low = name.lower()
-        return next((t for t in self.tables if t.name.lower() == low), None)
+        found = by_key.get(low)
+        if found is None and "." in low:
+            found = by_full.get(low)
+        return found
+
+    def _lookup(self) -> tuple[dict[str, Table], dict[str, Table]]:
+        """``({key: table}, {schema.name: table})`` lower case, the first of each name, read once per list
+        of tables (a schema of hundreds of tables is asked thousands of times)."""
+        stamp = (id(self.tables), len(self.tables))
+        cached = self.__dict__.get("_lookup_cache")
+        if cached is None or cached[0] != stamp:
+            by_key: dict[str, Table] = {}
+            by_full: dict[str, Table] = {}
+            for t in self.tables:
+                by_key.setdefault(t.name.lower(), t)
+                if t.schema:
+                    by_full.setdefault(t.full_name.lower(), t)
+            cached = self.__dict__["_lookup_cache"] = (stamp, by_key, by_full)
+        return cached[1], cached[2]
+
+    def named(self, relname: str) -> list[Table]:
+        """The relations whose own name (without schema) is ``relname``, case-insensitively, in every schema."""
+        low = relname.lower()
+        return [t for t in self.tables if t.relname.lower() == low]
+
+    @property
+    def schemas(self) -> list[str]:
+        """The schemas that hold the tables, in the order met."""
+        return list(dict.fromkeys(t.schema for t in self.tables if t.schema))
 
     @property
     def foreign_keys(self) -> list[ForeignKey]:
@@ -228,6 +298,9 @@ class Correction:
     sql: str
     stages: list[StageTrace] = field(default_factory=list)
     error: str | None = None  # a per-item failure (missing database, ...); sql is then the original
+    #: The item's queries: ``executed`` (run by the engine, each distinct query once) and ``reused``
+    #: (calls answered from an earlier run of the same query: ``sqlmend.db.results``).
+    executions: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:

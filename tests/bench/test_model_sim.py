@@ -128,7 +128,8 @@ def test_the_gate_keeps_a_query_proven_wrong_from_a_rewrite_that_drops_what_the_
 
 def test_the_gate_admits_a_model_rewrite_of_a_query_that_fails_to_run(spider_dev, oracle):
     t = spider_dev.task("0")
-    task = Task(question_id="0", db_id=t.db_id, question=t.question, sql="SELECT count(*) FROM singers")
+    # a misspelt function no rule repairs (a misspelt table is now the strict TB01's fix)
+    task = Task(question_id="0", db_id=t.db_id, question=t.question, sql="SELECT cout(*) FROM singer")
     sim = SimulatedModel("sim-q1", oracle=oracle, pool={}, rates=Rates(1.0, 0.0))
     out = Pipeline(PipelineConfig(stages=["static", "refine", "guard"]),
                    resolve=lambda stage: sim if stage in ("refiner", "localizer") else None,

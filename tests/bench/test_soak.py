@@ -23,7 +23,9 @@ def test_the_mix_holds_every_kind_and_each_kind_has_its_expected_answers(pred):
     assert classify("good", 200, None) == "ok" and classify("good", 504, None) == "error"
     assert classify("hostile", 413, None) == "clear" and classify("hostile", 500, None) == "error"
     assert classify("pathological", 200, "ItemLimitExceeded: the query did not finish") == "clear"
-    assert classify("pathological", 200, "DeadlineExceeded: timed out") == "error"
+    assert classify("pathological", 200, "DeadlineExceeded: timed out") == "error"  # a query's own net: the machine
+    assert classify("pathological", 200, "DeadlineExceeded: timed out: the item ran past its wall-clock "
+                                         "deadline (its budget of 4s and 4.5s more); the input is kept") == "clear"
     assert classify("pathological", 504, None) == "error"
 
 

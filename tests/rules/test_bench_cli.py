@@ -6,6 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
+from sqlmend import rules
 from sqlmend.cli import app
 
 
@@ -43,8 +44,10 @@ def test_rules_lists_every_rule_with_its_acting_severity():
     assert {r["code"] for r in rows} >= {"AT01", "VL01", "VL05", "TB03", "TB04"}
     for r in rows:
         assert r["severity"] in ("strict", "advisory")
-        if r["precision_clean"] is None:
+        if r["precision_clean"] is None and r["code"] != "TB01":
             assert r["severity"] == "advisory" and r["why"] in ("unmeasured", "declared advisory")
+    tb01 = next(r for r in rows if r["code"] == "TB01")  # unmeasured (no file names a missing table),
+    assert tb01["severity"] == "strict" and tb01["why"] == rules.REFUSED_ONLY  # but it flags failing queries only
 
 
 def test_write_precision_writes_data_not_the_package(tmp_path, data_dir, monkeypatch):

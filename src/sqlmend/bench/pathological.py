@@ -29,6 +29,17 @@ def _unions(n: int) -> str:
     return " UNION ".join(f"SELECT {i} AS n FROM country WHERE code = 'NLD'" for i in range(n))
 
 
+def in_list(n: int, strings: bool = True) -> str:
+    """A wide query: ``n`` literals in one IN list (strings no city is named, or ids), on world_1."""
+    if strings:
+        return f"SELECT Name FROM city WHERE Name IN ({', '.join(f'{chr(39)}n{i}{chr(39)}' for i in range(n))})"
+    return f"SELECT Name FROM city WHERE ID IN ({', '.join(str(i) for i in range(n))})"
+
+
+#: The wide queries of every engine: IN lists of 1,000 to 100,000 literals, strings and numbers.
+WIDE = {f"in_{n // 1000}k_{'strings' if strings else 'numbers'}": in_list(n, strings)
+        for n in (1_000, 10_000, 100_000) for strings in (True, False)}
+
 _RECURSIVE = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
 _CARTESIAN = "SELECT count(*) FROM city AS a, city AS b, city AS c, city AS d"
 _BIG_LIMIT = "SELECT * FROM city AS a, city AS b, country AS c LIMIT 100000000"
@@ -41,6 +52,7 @@ _BOTH = {
     "big_limit_join": _BIG_LIMIT,
     "joins_200": _joins(200),
     "unions_300": _unions(300),
+    **WIDE,
 }
 
 #: The pathological queries by engine (world_1): name -> SQL in the engine's dialect.
@@ -55,6 +67,7 @@ QUERIES: dict[str, dict[str, str]] = {
         "big_limit_join": _BIG_LIMIT,
         "joins_200": _joins(200),
         "unions_300": _unions(300),
+        **WIDE,
     },
     # PostgreSQL and DuckDB share their SQL: no zeroblob, printf or randomblob, a repeat() instead
     "postgres": _BOTH,
@@ -160,6 +173,78 @@ def run_engine(engine: str, target: str, timeout: float | None = None, only: lis
     return rows
 
 
+def widest_in_list(max_body_bytes: int, step: int = 500) -> tuple[int, dict[str, str]]:
+    """The widest IN list (:func:`in_list`, a multiple of ``step`` literals) whose request body fits
+    ``max_body_bytes``, and that body."""
+    import json as jsonlib
+
+    n, body = 0, {}
+    while True:
+        candidate = {"db_id": "world_1", "question": "Which cities?", "sql": in_list(n + step)}
+        if len(jsonlib.dumps(candidate)) > max_body_bytes:
+            return n, body
+        n, body = n + step, candidate
+
+
+def wide_requests(url: str, body: dict, wide: int = 4) -> dict[str, tuple[int, float, float, dict]]:
+    """``wide`` concurrent requests of ``body`` to ``url`` (a running service), a normal request sent while
+    they run and another once they are answered: ``{name: (status, seconds, finished at, answer)}``, the
+    names ``wide0``..., ``during``, ``after``."""
+    import threading
+
+    import httpx
+
+    normal = {"db_id": "world_1", "question": NORMAL[0], "sql": NORMAL[1]}
+    answers: dict[str, tuple[int, float, float, dict]] = {}
+    with httpx.Client(base_url=url, timeout=300) as client:
+        client.post("/correct", json=normal)  # the database opened once, as on a running service
+
+        def post(name: str, payload: dict) -> None:
+            began = time.perf_counter()
+            r = client.post("/correct", json=payload)
+            answers[name] = (r.status_code, time.perf_counter() - began, time.monotonic(), r.json())
+
+        threads = [threading.Thread(target=post, args=(f"wide{i}", body)) for i in range(wide)]
+        for t in threads:
+            t.start()
+        time.sleep(0.1)
+        post("during", normal)
+        for t in threads:
+            t.join()
+        post("after", normal)
+    return answers
+
+
+def normal_ok(answer: tuple[int, float, float, dict]) -> bool:
+    """Whether a normal request of :func:`wide_requests` was answered right."""
+    status, _, _, body = answer
+    return status == 200 and body.get("sql") == NORMAL[1] and not body.get("error")
+
+
+def run_service(db_root: str, echo: Callable[[str], None] = lambda line: None, wide: int = 4) -> PathoRow:
+    """``wide`` concurrent requests of the widest IN list the service accepts (its body limit, default
+    settings) through ``sqlmend serve``'s app on loopback, a normal request sent while they run and
+    another after they are answered (:func:`wide_requests`): the row's seconds are the slower normal
+    answer (the target: 2 s), its reason says each, ``next_ok`` that both were right."""
+    from sqlmend.pipeline import PipelineConfig
+    from sqlmend.service import ServiceSettings, create_app
+    from sqlmend.service.runner import BackgroundServer
+
+    settings = ServiceSettings(log_requests=False)
+    n, body = widest_in_list(settings.max_body_bytes)
+    app = create_app(PipelineConfig(), db_root=db_root, settings=settings)
+    with BackgroundServer(app) as server:
+        answers = wide_requests(server.url, body, wide)
+    rss, peak = memory_mb()
+    widest = [answers[f"wide{i}"] for i in range(wide)]
+    reason = (f"{wide} requests of {n:,} literals: {', '.join(f'{a[0]} in {a[1]:.1f} s' for a in widest)}; a normal "
+              f"request during them answered in {answers['during'][1]:.2f} s, after them in {answers['after'][1]:.2f} s")
+    row = PathoRow("sqlite", f"service: {wide} x widest IN list", round(max(answers["during"][1], answers["after"][1]), 2),
+                   reason, round(rss, 1), round(peak, 1), normal_ok(answers["during"]) and normal_ok(answers["after"]))
+    echo(f"service  {row.query}  {row.reason}")
+    return row
+
+
 def copy_tables(sqlite_path: Path, execute: Callable[[str], Any], insert: Callable[[str, list[tuple]], Any]) -> None:
     """Copy a SQLite file's tables into another engine: a column all integers is BIGINT, all numbers
     DOUBLE PRECISION, anything else TEXT (Spider's declared types are loose); names lower-cased."""
@@ -187,7 +272,8 @@ def copy_tables(sqlite_path: Path, execute: Callable[[str], Any], insert: Callab
 
 def run_pathological(engines: list[str], work: Path, timeout: float | None = None, only: list[str] | None = None,
                      data_root: str | None = None, echo: Callable[[str], None] = lambda line: None) -> list[PathoRow]:
-    """Run :func:`run_engine` on world_1 for each of ``engines`` (sqlite, postgres, duckdb).
+    """Run :func:`run_engine` on world_1 for each of ``engines`` (sqlite, postgres, duckdb; ``service``:
+    :func:`run_service`).
 
     Args:
         engines: the engines.
@@ -203,7 +289,9 @@ def run_pathological(engines: list[str], work: Path, timeout: float | None = Non
     source = Path(load_dataset("spider-dev", data_root=data_root).db_path("world_1"))
     rows: list[PathoRow] = []
     for engine in engines:
-        if engine == "sqlite":
+        if engine == "service":
+            rows.append(run_service(str(source.parent.parent), echo))
+        elif engine == "sqlite":
             rows += run_engine("sqlite", str(source), timeout, only, echo)
         elif engine == "duckdb":
             import duckdb
@@ -232,5 +320,5 @@ def run_pathological(engines: list[str], work: Path, timeout: float | None = Non
                     conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {READER}")
                 rows += run_engine("postgres", server.url("world_1"), timeout, only, echo)
         else:
-            raise ValueError(f"unknown engine {engine!r}; known: sqlite, postgres, duckdb")
+            raise ValueError(f"unknown engine {engine!r}; known: sqlite, postgres, duckdb, service")
     return rows

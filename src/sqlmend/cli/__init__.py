@@ -54,6 +54,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.faults_cmd",
     "sqlmend.cli.modelsim_cmd",
     "sqlmend.cli.fuzz_cmd",
+    "sqlmend.cli.names_cmd",
     "sqlmend.cli.soak_cmd",
 ]
 

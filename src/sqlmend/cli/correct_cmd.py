@@ -248,7 +248,8 @@ def correct(
         raise typer.Exit(1) from None
     s = summarize(results)
     typer.echo(f"{s.queries} tasks: {s.changed} changed, {s.errors} item errors, "
-               f"{s.calls_per_query:.2f} calls/query, {s.seconds_per_query:.3f} s/query -> {target}")
+               f"{s.calls_per_query:.2f} calls/query, {s.executed / max(1, s.queries):.2f} queries run/item, "
+               f"{s.seconds_per_query:.3f} s/query -> {target}")
 
 
 def merge(

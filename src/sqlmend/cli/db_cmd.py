@@ -63,11 +63,13 @@ def info_cmd(
                    f"{len(schema.foreign_keys)} foreign keys")
     for t in schema.tables:
         fks = {c: f"→ {fk.ref_table}.{r}" for fk in t.foreign_keys for c, r in zip(fk.columns, fk.ref_columns)}
-        print_table(("column", "type", "key", "not null"),
+        commented = any(c.comment for c in t.columns)
+        print_table(("column", "type", "key", "not null") + (("comment",) if commented else ()),
                     [(c.name, c.type, " ".join(x for x in ("PK" if c.name in t.primary_key else "",
                                                           fks.get(c.name, "")) if x),
-                      "yes" if c.not_null else "") for c in t.columns],
-                    title=f"{t.name} — {t.row_count} rows")
+                      "yes" if c.not_null else "") + ((c.comment,) if commented else ()) for c in t.columns],
+                    title=f"{t.name}{f' ({t.kind})' if t.kind != 'table' else ''} — {t.row_count} rows"
+                          + (f" — {t.comment}" if t.comment else ""))
     if stats is not None:
         source = "loaded from cache" if stats["from_cache"] else "built now"
         _console.print(f"[bold]value index[/bold] ({source}): {stats['columns']} text columns, "

@@ -19,8 +19,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from sqlmend.db.base import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Database, quote_ident
+from sqlmend.db.schema import parse_schemas
 from sqlmend.db.values import MODES, ValueIndex, ValueMatch
 from sqlmend.errors import ConfigError, DatabaseNotFoundError
 
@@ -29,13 +31,52 @@ _DUCKDB_SUFFIXES = (".duckdb", ".ddb")
 MYSQL_SCHEMES = ("mysql://", "mariadb://", "mysql+pymysql://")
 
 
-def connect(target: str | os.PathLike) -> Database:
+_SCHEMAS_PARAM = re.compile(r"([?&])schemas=([^&#]*)&?")
+
+
+def split_schemas(target: str) -> tuple[str, list[str] | None]:
+    """A target without its ``schemas=`` query parameter, and the schemas it names (None: none).
+
+    >>> split_schemas("postgresql://me@h/shop?schemas=sales,hr&sslmode=require")
+    ('postgresql://me@h/shop?sslmode=require', ['sales', 'hr'])
+    >>> split_schemas("x.sqlite")
+    ('x.sqlite', None)
+    """
+    found = _SCHEMAS_PARAM.search(target)
+    if found is None:
+        return target, None
+    rest = target[:found.start()] + (found.group(1) if found.group(0).endswith("&") else "") + target[found.end():]
+    return rest.rstrip("?"), parse_schemas(unquote(found.group(2)))
+
+
+def with_schemas(target: str, schemas: str | list[str] | None) -> str:
+    """``target`` with the schema filter ``schemas`` as its ``schemas=`` query parameter (the one form every
+    door passes a database in: a Corrector, a task's ``db``, the MCP configuration); None: unchanged.
+
+    >>> with_schemas("postgresql://me@h/shop", ["sales", "hr"])
+    'postgresql://me@h/shop?schemas=sales,hr'
+
+    Raises:
+        ConfigError: names that are not schema names.
+    """
+    names = parse_schemas(schemas)
+    if not names:
+        return target
+    base, _ = split_schemas(target)
+    return f"{base}{'&' if '?' in base else '?'}schemas={','.join(quote(n, safe='') for n in names)}"
+
+
+def connect(target: str | os.PathLike, schemas: str | list[str] | None = None) -> Database:
     """Open a database read-only, named by a path or URL.
 
     Args:
         target: ``path/to/x.sqlite`` (or ``sqlite:///path``), ``postgresql://...``
             (or ``postgres://``), ``duckdb:///path/x.duckdb`` or a path ending in ``.duckdb``,
-            ``mysql://user:pass@host:port/db`` (or ``mariadb://``; needs the ``mysql`` extra).
+            ``mysql://user:pass@host:port/db`` (or ``mariadb://``; needs the ``mysql`` extra). A
+            ``schemas=sales,hr`` query parameter (``postgresql://.../shop?schemas=sales,hr``) is the
+            schema filter: only those schemas are read (PostgreSQL and DuckDB read every schema the login
+            may read, MySQL the URL's database, without one).
+        schemas: the schema filter, as a list (the same as the parameter).
 
     Returns:
         An open :class:`Database`; use it as a context manager.
@@ -43,30 +84,34 @@ def connect(target: str | os.PathLike) -> Database:
     Raises:
         DatabaseNotFoundError: the file or database does not exist.
         DatabaseError: it cannot be opened.
+        ConfigError: a schema filter on a SQLite file.
     """
-    text = os.fspath(target)
+    text, named = split_schemas(with_schemas(os.fspath(target), schemas))
     low = text.lower()
     if low.startswith(("postgresql://", "postgres://")):
         from sqlmend.db.postgres import PostgresDatabase
 
-        return PostgresDatabase(text)
+        return PostgresDatabase(text, schemas=named)
     if low.startswith(MYSQL_SCHEMES):
         try:
             from sqlmend.db.mysql import MySQLDatabase
         except ImportError as e:
             raise ConfigError("a mysql:// database needs PyMySQL: pip install 'sqlmend[mysql]'") from e
 
-        return MySQLDatabase(text)
+        return MySQLDatabase(text, schemas=named)
     if low.startswith("duckdb://"):
         from sqlmend.db.duckdb import DuckDBDatabase
 
-        return DuckDBDatabase(text[len("duckdb://"):])
+        return DuckDBDatabase(text[len("duckdb://"):], schemas=named)
     if low.startswith("sqlite://"):
         text = text[len("sqlite://"):]
     elif low.endswith(_DUCKDB_SUFFIXES):
         from sqlmend.db.duckdb import DuckDBDatabase
 
-        return DuckDBDatabase(text)
+        return DuckDBDatabase(text, schemas=named)
+    if named:
+        raise ConfigError(f"a schema filter needs a PostgreSQL, DuckDB or MySQL database (a SQLite file has one "
+                          f"schema): {text}")
     from sqlmend.db.sqlite import SqliteDatabase
 
     return SqliteDatabase(text)
@@ -135,4 +180,5 @@ def benchmark_db(root: str | os.PathLike, db_id: str) -> Path:
 
 
 __all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT", "MODES", "Database", "ValueIndex", "ValueMatch",
-           "BENCHMARK_EXTENSIONS", "benchmark_db", "check_db_id", "connect", "is_plain_id", "quote_ident"]
+           "BENCHMARK_EXTENSIONS", "benchmark_db", "check_db_id", "connect", "is_plain_id", "quote_ident",
+           "split_schemas", "with_schemas"]

@@ -16,17 +16,22 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlmend.errors import (DatabaseError, ItemLimitExceeded, MemoryLimitExceeded, QueryError, QueryTimeout,
-                            ReadOnlyViolation)
+from sqlmend.errors import (DatabaseError, DeadlineExceeded, ItemAborted, ItemCancelled, ItemLimitExceeded,
+                            MemoryLimitExceeded, QueryError, QueryTimeout, ReadOnlyViolation)
+from sqlmend.db.results import sql_key
 from sqlmend.sql.functions import refusal
 from sqlmend.sql.safety import check_read_only, check_read_only_tree
 from sqlmend.sql.size import join_width, text_join_width
 from sqlmend.types import ColumnProfile, ExecResult, Schema
 
 if TYPE_CHECKING:
+    from sqlmend.db.results import ItemResults
     from sqlmend.db.values import ValueIndex
 
 #: Default time limit of a query, in seconds.
@@ -64,6 +69,13 @@ MAX_JOIN_TABLES = 64
 #: DuckDB's memory limit (``memory_limit``) and SQLite's heap limit (``hard_heap_limit``, for the
 #: whole process): a query past it fails with :class:`~sqlmend.errors.MemoryLimitExceeded`.
 ENGINE_MEMORY = 512 * 2**20
+#: Tables counted by one query when the schema is read from an engine a query costs a round trip to.
+COUNTS_A_QUERY = 100
+
+
+#: Seconds a view's (or materialized view's) row count may take when the schema is read; past it, or
+#: when the view fails (an unpopulated materialized view), its ``row_count`` is None.
+VIEW_COUNT_TIMEOUT = 5.0
 
 
 #: malloc arenas a long-running process keeps (glibc's default is 8 a core): each thread that held a
@@ -82,39 +94,145 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
 
 
+#: The item's wall-clock deadline: its budget's seconds and a grace, the larger of ``WALL_GRACE`` seconds
+#: and ``WALL_SLACK`` of the budget; the safety net of :class:`WorkBudget`. Counted work decides (the
+#: budget, the queries' work limits, the stages' own counted work); the clock ends an item whose
+#: uncounted work (a scan's I/O, a loaded machine, a server's query time) would run it past its stated
+#: time: 28.5 s for the default 24 s budget (19% past it), 6.1 s for a 1.6 s one.
+WALL_GRACE, WALL_SLACK = 4.5, 0.15
+
+
 class WorkBudget:
-    """One item's budget for all its queries: ``ITEM_BUDGET`` x ``timeout`` of work.
+    """One item's budget for all its queries and checks: ``ITEM_BUDGET`` x ``timeout`` of work.
 
     Counted in the units of the engine's limit, the seconds of ``timeout``: on an engine that counts
-    work (SQLite) a query's work units over :data:`WORK_PER_SECOND`, on the others its seconds. Each
-    query runs under the smaller of its own limit and what is left; a query stopped by what is left,
-    or one that starts with nothing left, ends the item
-    (:class:`~sqlmend.errors.ItemLimitExceeded`).
+    work (SQLite) a query's work units over :data:`WORK_PER_SECOND`, on the others its seconds; the
+    stages' own work (per-literal value checks, the search's candidates) at the seconds their counts
+    stand for (:meth:`spend`). Each query runs under the smaller of its own limit and what is left; a
+    query stopped by what is left, one that starts with nothing left, or a stage's work past it ends
+    the item (:class:`~sqlmend.errors.ItemLimitExceeded`).
+
+    Two things end it besides, between units of work and inside a query: the wall clock past
+    :attr:`deadline` (``seconds`` and a grace, :data:`WALL_GRACE`; the safety net,
+    :class:`~sqlmend.errors.DeadlineExceeded`), and :meth:`cancel` (whoever asked stopped waiting:
+    :class:`~sqlmend.errors.ItemCancelled`). Either ends the item with the input kept, never with
+    another answer.
 
     >>> b = WorkBudget(30.0)
     >>> b.charge(12.5); b.left
     17.5
     """
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, cancel: threading.Event | None = None):
         self.seconds = seconds
         self.used = 0.0
+        self.started = time.monotonic()
+        #: The wall-clock safety net of the item (``time.monotonic()``).
+        self.deadline = self.started + seconds + max(WALL_GRACE, WALL_SLACK * seconds)
+        self.cancelled = cancel if cancel is not None else threading.Event()
+        #: The error that ended the item, kept so that the pipeline ends it even when a stage's own
+        #: handler caught it.
+        self.aborted: ItemAborted | None = None
+        #: How much of the budget the stages' own work used, by kind (``spend(..., what=)``).
+        self.stage_work: dict[str, float] = {}
+        self.setting_aside = 0  # inside :meth:`aside` (the deadline waits)
+        self._aside_since = 0.0
+        self._aside_lock = threading.Lock()
 
     @property
     def left(self) -> float:
         """Seconds of limit left to the item's queries."""
         return self.seconds - self.used
 
+    def wall_left(self) -> float:
+        """Seconds of wall clock left before the item's deadline."""
+        return self.deadline - time.monotonic()
+
     def charge(self, seconds: float) -> None:
         """Count one query's work (in seconds of limit)."""
         self.used += seconds
 
-    def spent(self, counts_work: bool) -> str:
-        """The message of an item whose queries used the budget up."""
+    def cancel(self) -> None:
+        """Stop the item at its next unit of work (thread-safe: the caller is another thread)."""
+        self.cancelled.set()
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """Work done once per database, not for this item (its schema read, its value index built or
+        loaded, a big column read into it): its wall time moves the item's deadline on by as much. It
+        keeps bounds of its own (the index's reads are work-limited) and stops on :meth:`cancel`."""
+        with self._aside_lock:  # a stage's threads may set work aside at once: the deadline waits for all
+            if not self.setting_aside:
+                self._aside_since = time.monotonic()
+            self.setting_aside += 1
+        try:
+            yield
+        finally:
+            with self._aside_lock:
+                self.setting_aside -= 1
+                if not self.setting_aside:
+                    self.deadline += time.monotonic() - self._aside_since
+
+    def _abort(self, error: ItemAborted) -> ItemAborted:
+        self.aborted = error
+        return error
+
+    def check(self) -> None:
+        """End the item if whoever asked stopped waiting or its wall-clock deadline passed.
+
+        Raises:
+            ItemCancelled: :meth:`cancel` was called.
+            DeadlineExceeded: past :attr:`deadline`.
+        """
+        if self.cancelled.is_set():
+            raise self._abort(ItemCancelled(CANCELLED))
+        if time.monotonic() > self.deadline and not self.setting_aside:
+            raise self._abort(DeadlineExceeded(self.past_deadline()))
+
+    def spend(self, seconds: float, what: str) -> None:
+        """Count a stage's own work (``seconds`` as its counts estimate it) and check the item's bounds.
+
+        Args:
+            seconds: the work's estimated seconds (its counted units at their cost).
+            what: its kind (``"literal checks"``, ``"search"``...), named in the trace and the reason.
+
+        Raises:
+            ItemLimitExceeded: the budget is used up.
+            ItemCancelled, DeadlineExceeded: see :meth:`check`.
+        """
+        self.used += seconds
+        self.stage_work[what] = self.stage_work.get(what, 0.0) + seconds
+        if self.used > self.seconds:
+            raise self._abort(ItemLimitExceeded(self.spent(None, what)))
+        self.check()
+
+    def past_deadline(self) -> str:
+        """The message of an item past its wall-clock deadline."""
+        grace = max(WALL_GRACE, WALL_SLACK * self.seconds)
+        return (f"timed out: the item ran past its wall-clock deadline (its budget of {self.seconds:g}s and "
+                f"{grace:g}s more); the input is kept")
+
+    def spent(self, counts_work: bool | None, what: str | None = None) -> str:
+        """The message of an item whose queries (or stages' work, ``what``) used the budget up.
+
+        ``counts_work`` None: say it in seconds, as the engine's own units are not known here.
+        """
         unit = (f"{round(self.seconds * WORK_PER_SECOND):,} work units ({self.seconds:g}s of work)"
-                if counts_work else f"{self.seconds:g}s of query time")
-        return (f"the item's queries used up its budget of {unit}, {ITEM_BUDGET:g} x the timeout; "
-                "the input is kept")
+                if counts_work else f"{self.seconds:g}s of query time" if counts_work is False
+                else f"{self.seconds:g}s of work")
+        who = f"queries and {what}" if what else "queries"
+        return f"the item's {who} used up its budget of {unit}, {ITEM_BUDGET:g} x the timeout; the input is kept"
+
+
+#: The reason of an item whose caller stopped waiting (:meth:`WorkBudget.cancel`).
+CANCELLED = ("cancelled: whoever asked for this correction stopped waiting (the request's deadline passed); "
+             "its work stopped and the input is kept")
+
+
+def aside(db: Any) -> Any:
+    """:meth:`WorkBudget.aside` of ``db``'s running item (a no-op outside one)."""
+    budget = getattr(db, "budget", None)
+    return budget.aside() if budget is not None else nullcontext()
 
 
 def row_bytes(row: tuple) -> int:
@@ -297,6 +415,15 @@ class Database(ABC):
     budget: WorkBudget | None = None
     #: Whether the engine itself refuses a join of more than :data:`MAX_JOIN_TABLES` tables (SQLite).
     limits_joins: bool = False
+    #: Seconds of the last query's call that were not the query's own (an engine's worker starting): not
+    #: charged to the item's budget.
+    _overhead: float = 0.0
+    #: Whether each query costs a round trip (a server, a worker process): the schema's row counts and the
+    #: value index's columns are then read many to a query (SQLite reads each on its own, as cheap).
+    round_trips: bool = True
+    #: The running item's executed queries (:class:`sqlmend.db.results.ItemResults`; None: each call
+    #: runs): the pipeline sets it with :attr:`budget`, so each distinct query runs once per item.
+    results: ItemResults | None = None
     #: Functions a query may call beside the dialect's list (lower case; the configuration's
     #: ``allow_functions``: a user's own pure functions). The pipeline sets it.
     allow_functions: frozenset[str] = frozenset()
@@ -328,6 +455,13 @@ class Database(ABC):
         """Quote a table or column name for this database (:func:`quote_ident` in its dialect)."""
         return quote_ident(name, self.dialect)
 
+    def relation(self, table: str) -> str:
+        """A relation of the schema as a query writes it: its key (``Table.name``) quoted, schema and name
+        apart for a qualified one (``"sales"."Orders"``); a name the schema does not have, quoted whole."""
+        from sqlmend.db.schema import relation_sql
+
+        return relation_sql(self.schema().table(table) or table, self.quote)
+
     def close(self) -> None:
         """Close the connection (safe to call twice)."""
         conn = getattr(self, "_conn", None)
@@ -343,7 +477,7 @@ class Database(ABC):
 
     def execute(self, sql: str, timeout: float = DEFAULT_TIMEOUT,
                 max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:
-        """Run one read-only query.
+        """Run one read-only query (once per item: :attr:`results`).
 
         Args:
             sql: a single SELECT/WITH query in this database's dialect.
@@ -359,11 +493,11 @@ class Database(ABC):
             QueryTimeout: the query ran past ``timeout``; the connection stays usable.
             QueryError: the engine rejected or failed the query.
         """
-        self._begin()
-        self._refuse_known(check_read_only(sql, self.dialect, self.allow_functions))
-        if not self.limits_joins:
-            self._check_width(text_join_width(sql, self.dialect))
-        return self._timed(sql, timeout, max_rows)
+        def checks() -> int:
+            self._refuse_known(check_read_only(sql, self.dialect, self.allow_functions))
+            return 0 if self.limits_joins else text_join_width(sql, self.dialect)
+
+        return self._execute(sql, timeout, max_rows, checks)
 
     def execute_parsed(self, tree: Any, sql: str, timeout: float = DEFAULT_TIMEOUT,
                        max_rows: int = DEFAULT_MAX_ROWS) -> ExecResult:
@@ -385,11 +519,36 @@ class Database(ABC):
         Raises:
             ReadOnlyViolation, QueryTimeout, QueryError: as :meth:`execute`.
         """
+        def checks() -> int:
+            self._refuse_known(check_read_only_tree(tree, self.dialect, self.allow_functions))
+            return 0 if self.limits_joins else join_width(tree)
+
+        return self._execute(sql, timeout, max_rows, checks)
+
+    def _execute(self, sql: str, timeout: float, max_rows: int, checks: Any) -> ExecResult:
+        """The one path of a query: the item's remembered outcome, else the checks and a timed run."""
         self._begin()
-        self._refuse_known(check_read_only_tree(tree, self.dialect, self.allow_functions))
-        if not self.limits_joins:
-            self._check_width(join_width(tree))
-        return self._timed(sql, timeout, max_rows)
+        results = self.results
+        key = sql_key(sql) if results is not None else ""
+        if results is not None:
+            if self.budget is not None:
+                self.budget.check()
+            try:
+                hit = results.lookup(key, timeout, max_rows, self)
+            except DatabaseError as exc:
+                self._reuse_work(getattr(exc, "reused_work", None))
+                raise
+            if hit is not None:
+                result, work = hit
+                self._reuse_work(work)
+                return replace(result, elapsed=0.0)
+        try:
+            self._check_width(checks())
+        except DatabaseError as exc:  # refused before the engine: the same text is refused again
+            if results is not None:
+                results.remember(key, timeout, max_rows, self.last_work(), 0.0, error=exc, engine=False)
+            raise
+        return self._timed(sql, timeout, max_rows, key)
 
     def _refuse_known(self, names: tuple[str, ...]) -> None:
         """Refuse a query that calls a function the list does not know and the engine has."""
@@ -412,30 +571,72 @@ class Database(ABC):
     def _begin(self) -> None:
         """Reset what :meth:`last_work` counts: a query refused before the engine did no work."""
 
-    def _timed(self, sql: str, timeout: float, max_rows: int) -> ExecResult:
+    def _reuse_work(self, work: int | None) -> None:
+        """Make :meth:`last_work` report ``work``: a call answered from the item's results stands for
+        the run it reuses (engines that count work override it)."""
+
+    def _work_units(self, timeout: float) -> int | None:
+        """The work units a query may run under ``timeout`` (None: this engine counts no work)."""
+        return None
+
+    def _limit_error(self, timeout: float) -> tuple[QueryTimeout, int | None]:
+        """The error, and the work count, of a query stopped at its limit ``timeout`` (what the item's
+        results answer for a query whose remembered run needed more)."""
+        return QueryTimeout(f"query interrupted after its time limit of {timeout:g}s", timeout=timeout), None
+
+    def _timed(self, sql: str, timeout: float, max_rows: int, key: str = "") -> ExecResult:
         if timeout <= 0:
             raise QueryError(f"timeout must be positive, got {timeout}")
         if max_rows < 0:
             raise QueryError(f"max_rows must be >= 0, got {max_rows}")
-        budget = self.budget
+        budget, results = self.budget, self.results
         limit = timeout if budget is None else min(timeout, budget.left)
-        if limit <= 0:
-            self.aborted = ItemLimitExceeded(budget.spent(self.last_work() is not None))
-            raise self.aborted
+        if budget is not None:
+            budget.check()
+            if limit <= 0:
+                self.aborted = budget._abort(ItemLimitExceeded(budget.spent(self.last_work() is not None)))
+                raise self.aborted
+        wall = self._wall_bound(limit)
+        self._overhead = 0.0  # seconds of the call that were not the query's (DuckDB: its worker starting)
         start = time.perf_counter()
         try:
-            columns, rows, truncated = self._run(sql, limit, max_rows)
+            columns, rows, truncated = self._run(sql, wall, max_rows)
         except QueryTimeout as exc:
-            if budget is not None and limit < timeout and not isinstance(exc, MemoryLimitExceeded):
-                self.aborted = ItemLimitExceeded(budget.spent(self.last_work() is not None))
-                raise self.aborted from exc
+            if budget is not None and not isinstance(exc, MemoryLimitExceeded):
+                if wall < limit:  # the item's wall-clock deadline cut it
+                    self.aborted = budget._abort(DeadlineExceeded(budget.past_deadline()))
+                    raise self.aborted from exc
+                if limit < timeout:
+                    self.aborted = budget._abort(ItemLimitExceeded(budget.spent(self.last_work() is not None)))
+                    raise self.aborted from exc
+            if results is not None:
+                results.remember(key, limit, max_rows, self.last_work(), time.perf_counter() - start, error=exc)
+            raise
+        except ItemAborted as exc:
+            if budget is not None:
+                budget.aborted = exc
+            raise
+        except DatabaseError as exc:
+            if results is not None:
+                results.remember(key, limit, max_rows, self.last_work(), time.perf_counter() - start, error=exc)
             raise
         finally:
             if budget is not None:
                 work = self.last_work()
-                budget.charge(time.perf_counter() - start if work is None else work / WORK_PER_SECOND)
-        return ExecResult(columns=columns, rows=rows, truncated=truncated,
-                          elapsed=time.perf_counter() - start, work=self.last_work())
+                budget.charge(time.perf_counter() - start - self._overhead if work is None else work / WORK_PER_SECOND)
+        result = ExecResult(columns=columns, rows=rows, truncated=truncated,
+                            elapsed=time.perf_counter() - start, work=self.last_work())
+        if results is not None:
+            results.remember(key, limit, max_rows, result.work, result.elapsed, result=result)
+        return result
+
+    def _wall_bound(self, limit: float) -> float:
+        """The limit a query runs under: its own, cut to the item's wall-clock deadline on an engine
+        whose limit is wall-clock time (one that counts work checks the deadline itself)."""
+        budget = self.budget
+        if budget is None or self._work_units(limit) is not None:
+            return limit
+        return max(0.001, min(limit, budget.wall_left()))
 
     def last_work(self) -> int | None:
         """The engine's count of the work the last query did, failed or not (None: this engine does not
@@ -475,14 +676,35 @@ class Database(ABC):
             key = self.cache_key()
             schema = LOADED.get("schema", key)
             if schema is None:
-                schema = self._introspect()
-                schema.dialect = self.dialect
-                for table in schema.tables:
-                    rows = self._query(f"SELECT COUNT(*) FROM {self.quote(table.name)}")
-                    table.row_count = int(rows[0][0])
+                with aside(self):
+                    schema = self._read_schema()
                 LOADED.put("schema", key, schema)
             self._schema = schema
         return self._schema
+
+    def _read_schema(self) -> Schema:
+        """Introspect the schema and count each table's rows."""
+        from sqlmend.db.schema import relation_sql
+
+        schema = self._introspect()
+        schema.dialect = self.dialect
+        step = COUNTS_A_QUERY if self.round_trips else 1
+        stored = [t for t in schema.tables if t.kind == "table"]
+        for i in range(0, len(stored), step):
+            tables = stored[i:i + step]
+            counts = self._query("SELECT " + ", ".join(f"(SELECT COUNT(*) FROM {relation_sql(t, self.quote)})"
+                                                       for t in tables))[0]
+            for table, count in zip(tables, counts):
+                table.row_count = int(count)
+        for table in schema.tables:
+            if table.kind == "table":
+                continue
+            try:  # a view runs its query: one that fails or is slow has no count
+                count = self._query(f"SELECT COUNT(*) FROM {relation_sql(table, self.quote)}", timeout=VIEW_COUNT_TIMEOUT)
+                table.row_count = int(count[0][0])
+            except DatabaseError:
+                table.row_count = None
+        return schema
 
     def value_index(self, rebuild: bool = False) -> ValueIndex:
         """Return the value index of this database: from memory (once loaded in this process),
@@ -499,12 +721,25 @@ class Database(ABC):
         if self._values is None or rebuild:
             index = None if rebuild else LOADED.get("values", _disk_stamp(self))
             if index is None:
-                index = ValueIndex.for_database(self, rebuild=rebuild)
+                with aside(self):
+                    index = ValueIndex.for_database(self, rebuild=rebuild)
                 LOADED.put("values", _disk_stamp(self), index)
             else:
                 index.from_cache = True
-            self._values = index
+            self._values = index.bind(self)  # big tables' columns are read through this connection
         return self._values
+
+    def column_sample(self, table: str, column: str, rows: int, timeout: float = DEFAULT_TIMEOUT) -> list[Any]:
+        """A sample of a big column's distinct non-null values, read without scanning the table: those of
+        its first ``rows`` rows (an engine with statistics of its own overrides it).
+
+        Raises:
+            QueryError, QueryTimeout: the engine failed the read.
+        """
+        c = self.quote(column)
+        return [r[0] for r in self._query(
+            f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {self.relation(table)} LIMIT {int(rows)}) AS s "
+            f"WHERE {c} IS NOT NULL", timeout=timeout)]
 
     def profile(self, table: str, column: str, samples: int = 5) -> ColumnProfile:
         """Describe one column: rows, null fraction, distinct count, min/max, sample values.

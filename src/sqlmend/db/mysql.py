@@ -21,15 +21,32 @@ import pymysql
 import pymysql.cursors
 
 from sqlmend.db.base import Database, mask_password, split_qualified, sql_string
-from sqlmend.db.schema import assemble_schema, columns_query
+from sqlmend.db.schema import assemble_schema, schema_filter
 from sqlmend.errors import DatabaseError, DatabaseNotFoundError, QueryError, QueryTimeout, ReadOnlyViolation
 from sqlmend.types import Schema
 
+_COLUMNS = """
+SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.is_nullable, c.column_comment
+FROM information_schema.columns c
+JOIN information_schema.tables t
+  ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+WHERE {schemas} AND t.table_type IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED')
+ORDER BY c.table_schema, c.table_name, c.ordinal_position
+"""
+
+_RELATIONS = """
+SELECT t.table_schema, t.table_name, CASE t.table_type WHEN 'VIEW' THEN 'view' ELSE 'table' END,
+       CASE t.table_type WHEN 'VIEW' THEN NULL ELSE t.table_comment END
+FROM information_schema.tables t
+WHERE {schemas}
+"""
+
 _KEYS = """
-SELECT k.constraint_name, k.table_name, k.column_name, k.referenced_table_name, k.referenced_column_name
+SELECT k.constraint_name, k.table_schema, k.table_name, k.column_name, k.referenced_table_schema,
+       k.referenced_table_name, k.referenced_column_name
 FROM information_schema.key_column_usage k
-WHERE k.table_schema = DATABASE() AND (k.constraint_name = 'PRIMARY' OR k.referenced_table_name IS NOT NULL)
-ORDER BY k.table_name, k.constraint_name, k.ordinal_position
+WHERE {schemas} AND (k.constraint_name = 'PRIMARY' OR k.referenced_table_name IS NOT NULL)
+ORDER BY k.table_schema, k.table_name, k.constraint_name, k.ordinal_position
 """
 
 #: Server error codes: the statement time limit (MariaDB 1969, MySQL 3024) or an interrupted query.
@@ -75,6 +92,8 @@ class MySQLDatabase(Database):
         url: ``mysql://user:pass@host:port/db`` (``mariadb://`` too; ``?unix_socket=PATH`` for a
             local socket).
         connect_timeout: seconds to wait for the server.
+        schemas: the databases (MySQL's schemas) to read, the URL's among them or not (None: the URL's
+            database alone); a table of another one is named ``db.table``.
 
     Raises:
         DatabaseNotFoundError: the server answers but the database does not exist.
@@ -83,8 +102,9 @@ class MySQLDatabase(Database):
 
     dialect = "mysql"
 
-    def __init__(self, url: str, connect_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, connect_timeout: float = 10.0, schemas: list[str] | None = None) -> None:
         super().__init__(mask_password(url))  # the target shows in messages and reprs: never the password
+        self.schemas = schemas
         self._args = parse_url(url)
         self._broken = False
         self.database = self._args["database"]
@@ -187,14 +207,20 @@ class MySQLDatabase(Database):
             return True
 
     def _introspect(self) -> Schema:
-        keys: dict[tuple[str, str], list] = {}
-        for name, table, column, ref_table, ref_column in self._query(_KEYS):
-            key = keys.setdefault((table, name), ["primary" if name == "PRIMARY" else "foreign", table, [],
-                                                  ref_table, []])
-            key[2].append(column)
+        def schemas(column: str) -> str:
+            return schema_filter(column, self.schemas, f"{column} = DATABASE()")
+
+        keys: dict[tuple[str, str, str], list] = {}
+        for name, schema, table, column, ref_schema, ref_table, ref_column in self._query(
+                _KEYS.format(schemas=schemas("k.table_schema"))):
+            key = keys.setdefault((schema, table, name), ["primary" if name == "PRIMARY" else "foreign", schema, table,
+                                                          [], ref_schema, ref_table, []])
+            key[3].append(column)
             if ref_column is not None:
-                key[4].append(ref_column)
-        return assemble_schema(self.dialect, self._query(columns_query("DATABASE()")), keys.values())
+                key[6].append(ref_column)
+        return assemble_schema(self.dialect, self._query(_COLUMNS.format(schemas=schemas("c.table_schema"))),
+                               keys.values(), [self.database],
+                               self._query(_RELATIONS.format(schemas=schemas("t.table_schema"))))
 
     def cache_key(self) -> str | None:
         """None: a server database has no cheap change stamp, so its value index stays in memory."""

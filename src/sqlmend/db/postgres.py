@@ -16,27 +16,65 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from sqlmend.db.base import MAX_VALUE_BYTES, Database, fetch_capped, split_qualified, sql_string
-from sqlmend.db.schema import INFORMATION_SCHEMA_COLUMNS, assemble_schema
+from sqlmend.db.schema import assemble_schema, schema_filter
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, MemoryLimitExceeded, QueryError, QueryTimeout,
                             ReadOnlyViolation)
 from sqlmend.types import Schema
 
+#: The schemas no user relation lives in (PostgreSQL's catalogs, TOAST and temporary schemas).
+_SYSTEM_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'"
+
+#: The relations a query can read: tables, partitioned tables, views, materialized views, foreign tables.
+_RELKINDS = "cl.relkind IN ('r', 'p', 'v', 'm', 'f')"
+
+#: Every column of every relation the login may read, with the type as ``information_schema`` words it
+#: (``format_type`` for a materialized view's, which ``information_schema`` does not show) and its comment.
+_COLUMNS = """
+SELECT n.nspname, cl.relname, a.attname,
+       COALESCE(ic.data_type, format_type(a.atttypid, NULL)),
+       COALESCE(ic.is_nullable, CASE WHEN a.attnotnull THEN 'NO' ELSE 'YES' END),
+       col_description(cl.oid, a.attnum)
+FROM pg_class cl
+JOIN pg_namespace n ON n.oid = cl.relnamespace
+JOIN pg_attribute a ON a.attrelid = cl.oid AND a.attnum > 0 AND NOT a.attisdropped
+LEFT JOIN information_schema.columns ic
+  ON ic.table_schema = n.nspname AND ic.table_name = cl.relname AND ic.column_name = a.attname
+WHERE {relkinds} AND {schemas}
+  AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(cl.oid, 'SELECT')
+ORDER BY n.nspname, cl.relname, a.attnum
+"""
+
+_RELATIONS = """
+SELECT n.nspname, cl.relname,
+       CASE cl.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'table' END,
+       obj_description(cl.oid, 'pg_class')
+FROM pg_class cl
+JOIN pg_namespace n ON n.oid = cl.relnamespace
+WHERE {relkinds} AND {schemas}
+"""
+
 _KEYS = """
-SELECT CASE con.contype WHEN 'p' THEN 'primary' ELSE 'foreign' END, cl.relname,
+SELECT CASE con.contype WHEN 'p' THEN 'primary' ELSE 'foreign' END, n.nspname, cl.relname,
   ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY AS k(n, i)
         JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i),
-  rcl.relname,
+  rn.nspname, rcl.relname,
   ARRAY(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY AS k(n, i)
         JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i)
 FROM pg_constraint con
 JOIN pg_class cl ON cl.oid = con.conrelid
-JOIN pg_namespace ns ON ns.oid = cl.relnamespace
+JOIN pg_namespace n ON n.oid = cl.relnamespace
 LEFT JOIN pg_class rcl ON rcl.oid = con.confrelid
-WHERE ns.nspname = current_schema() AND con.contype IN ('p', 'f')
-ORDER BY cl.relname, con.conname
+LEFT JOIN pg_namespace rn ON rn.oid = rcl.relnamespace
+WHERE {schemas} AND con.contype IN ('p', 'f')
+ORDER BY n.nspname, cl.relname, con.conname
 """
 
 _cursor_ids = itertools.count()
+
+
+def _literal(text: str) -> str:
+    """A string literal for PostgreSQL (quotes doubled; standard_conforming_strings)."""
+    return "'" + text.replace("'", "''") + "'"
 
 #: How the server words a row that :func:`row_capped` stopped (in an integer cast's error).
 _ROW_OVER = "sqlmend: a row over the memory limit"
@@ -58,9 +96,14 @@ def row_capped(sql: str, limit: int = MAX_VALUE_BYTES) -> str:
 class PostgresDatabase(Database):
     """A PostgreSQL database, read through READ ONLY transactions.
 
+    Every schema the login may read is read (``schemas``: only those), tables, views and
+    materialized views with their comments; a relation outside the search path is named
+    ``schema.name`` (:func:`sqlmend.db.schema.assign_keys`).
+
     Args:
         url: a libpq URL or conninfo string (``postgresql://user@host:port/db``).
         connect_timeout: seconds to wait for the server.
+        schemas: the schemas to read (None: every one the login may read).
 
     Raises:
         DatabaseNotFoundError: the server answers but the database does not exist.
@@ -69,8 +112,9 @@ class PostgresDatabase(Database):
 
     dialect = "postgres"
 
-    def __init__(self, url: str, connect_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, connect_timeout: float = 10.0, schemas: list[str] | None = None) -> None:
         super().__init__(url)
+        self.schemas = schemas
         try:
             self._conn = psycopg.connect(url, autocommit=False, connect_timeout=int(connect_timeout))
         except psycopg.OperationalError as e:
@@ -133,8 +177,43 @@ class PostgresDatabase(Database):
                                 f"ON n.oid = p.pronamespace WHERE {where})")[0][0])
 
     def _introspect(self) -> Schema:
-        return assemble_schema(self.dialect, self._query(INFORMATION_SCHEMA_COLUMNS), self._query(_KEYS))
+        schemas = schema_filter("n.nspname", self.schemas, _SYSTEM_SCHEMAS)
+        path = list(self._query("SELECT current_schemas(false)")[0][0] or [])
+        return assemble_schema(self.dialect, self._query(_COLUMNS.format(relkinds=_RELKINDS, schemas=schemas)),
+                               self._query(_KEYS.format(schemas=schemas)), path,
+                               self._query(_RELATIONS.format(relkinds=_RELKINDS, schemas=schemas)))
 
     def cache_key(self) -> str | None:
-        """None: a server database has no cheap change stamp, so its value index stays in memory."""
-        return None
+        """The database's identity and a stamp of its writes: the server's address and database (its
+        oid), and the rows inserted, updated and deleted in its tables so far (``pg_stat_user_tables``),
+        so that a written table gives a new key (None when the server does not say); and what decides
+        which relations are read and how they are named: the login, its search path, the schema filter."""
+        try:
+            (oid, writes, tables, login, path), = self._query(
+                "SELECT (SELECT oid FROM pg_database WHERE datname = current_database()), "
+                "coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0), count(*), current_user, "
+                "array_to_string(current_schemas(false), ',') FROM pg_stat_user_tables",
+                timeout=5.0)
+        except DatabaseError:
+            return None
+        info = self._conn.info if self._conn is not None else None
+        where = f"{info.host}:{info.port}/{info.dbname}" if info is not None else self.target
+        filtered = f":schemas={','.join(self.schemas)}" if self.schemas else ""
+        return f"postgres:{where}:{oid}:{writes}:{tables}:{login}:{path}{filtered}"
+
+    def column_sample(self, table: str, column: str, rows: int, timeout: float = 30.0) -> list:
+        """The server's statistics of a big column (``pg_stats``: its most common values, then its
+        histogram's bounds), read without touching the table; the first ``rows`` rows' values where the
+        table was never analyzed."""
+        t = self.schema().table(table)  # a table of another schema: its own name, in its schema
+        where = "current_schema()" if t is None or not t.schema else _literal(t.schema)
+        found = self._query(
+            "SELECT most_common_vals::text::text[], histogram_bounds::text::text[] FROM pg_stats "
+            "WHERE schemaname = %s AND tablename = %s AND attname = %s" % (
+                where, _literal(t.relname if t is not None else table), _literal(column)), timeout=timeout)
+        if found and (found[0][0] or found[0][1]):
+            seen: dict = {}
+            for v in [*(found[0][0] or []), *(found[0][1] or [])]:
+                seen.setdefault(v, None)
+            return list(seen)
+        return super().column_sample(table, column, rows, timeout)

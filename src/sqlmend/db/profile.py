@@ -28,7 +28,7 @@ def profile_column(db: Database, table: str, column: str, samples: int = 5,
     Raises:
         QueryError, QueryTimeout: the engine failed the profile queries.
     """
-    t, c = db.quote(table), db.quote(column)
+    t, c = db.relation(table), db.quote(column)
     rows, non_null, distinct, low, high = db._query(
         f"SELECT COUNT(*), COUNT({c}), COUNT(DISTINCT {c}), MIN({c}), MAX({c}) FROM {t}",
         timeout=timeout)[0]

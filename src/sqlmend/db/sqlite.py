@@ -26,10 +26,10 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlmend.db.base import (ENGINE_MEMORY, MAX_VALUE_BYTES, SAFETY_FACTOR, WORK_PER_SECOND, Database, fetch_capped,
-                             file_cache_key, quote_ident)
+from sqlmend.db.base import (CANCELLED, ENGINE_MEMORY, MAX_VALUE_BYTES, SAFETY_FACTOR, WORK_PER_SECOND, Database,
+                             fetch_capped, file_cache_key, quote_ident)
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DatabaseUnavailable, DeadlineExceeded, ItemAborted,
-                            MemoryLimitExceeded, QueryError, ReadOnlyViolation, WorkLimitExceeded)
+                            ItemCancelled, MemoryLimitExceeded, QueryError, ReadOnlyViolation, WorkLimitExceeded)
 from sqlmend.sql.functions import allowed
 from sqlmend.types import Column, ForeignKey, Schema, Table
 
@@ -97,6 +97,7 @@ class SqliteDatabase(Database):
 
     dialect = "sqlite"
     limits_joins = True  # "at most 64 tables in a join"
+    round_trips = False  # in process: each column and count read on its own
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser().resolve()
@@ -122,6 +123,7 @@ class SqliteDatabase(Database):
         self._max_ticks: int | None = None  # its work limit
         self._timed_out = self._work_limited = False
         self._ticks = 0  # progress-handler calls (PROGRESS_STEPS VM instructions each) of the last query
+        self._item = None  # the running item's budget (its wall-clock deadline and cancellation)
         self._conn.set_progress_handler(self._progress, PROGRESS_STEPS)
 
     def _authorize(self, action: int, arg1: str | None, arg2: str | None, db_name: str | None,
@@ -141,12 +143,18 @@ class SqliteDatabase(Database):
         if self._deadline is not None and time.monotonic() > self._deadline:
             self._timed_out = True
             return 1
+        if self._item is not None and self._item.cancelled.is_set():
+            self._timed_out = True
+            return 1
         return 0
 
     def _run(self, sql: str, timeout: float, max_rows: int) -> tuple[list[str], list[tuple], bool]:
         self._timed_out = self._work_limited = False
-        self._max_ticks = int(timeout * WORK_PER_SECOND)
+        self._max_ticks = self._work_units(timeout)
+        self._item = self.budget  # the item's deadline and cancellation, checked between instructions too
         self._deadline = time.monotonic() + timeout * SAFETY_FACTOR
+        if self._item is not None and not self._item.setting_aside:
+            self._deadline = min(self._deadline, self._item.deadline)
         cursor = self._conn.cursor()
         try:
             cursor.execute(sql)
@@ -161,13 +169,28 @@ class SqliteDatabase(Database):
                 self.aborted = error
             raise error from e
         finally:
-            self._deadline = self._max_ticks = None
+            self._deadline = self._max_ticks = self._item = None
             cursor.close()
         truncated = len(rows) > max_rows
         return columns, rows[:max_rows], truncated
 
     def _begin(self) -> None:
         self._ticks = 0
+
+    def _reuse_work(self, work: int | None) -> None:
+        self._ticks = work or 0
+
+    def _work_units(self, timeout: float) -> int:
+        return int(timeout * WORK_PER_SECOND)
+
+    def _limit_error(self, timeout: float) -> tuple[WorkLimitExceeded, int]:
+        units = self._work_units(timeout)
+        return self._work_error(timeout, units), units + 1
+
+    @staticmethod
+    def _work_error(timeout: float, units: int) -> WorkLimitExceeded:
+        return WorkLimitExceeded(f"query interrupted at its work limit of {timeout:g}s "
+                                 f"({units:,} thousand SQLite VM instructions)", timeout=timeout, work=units)
 
     def last_work(self) -> int:
         """Thousands of SQLite virtual-machine instructions the last query ran (``PROGRESS_STEPS`` each)."""
@@ -176,9 +199,12 @@ class SqliteDatabase(Database):
     def _translate(self, error: Exception, timeout: float) -> Exception:
         message = str(error)
         if self._work_limited:
-            return WorkLimitExceeded(f"query interrupted at its work limit of {timeout:g}s "
-                                     f"({self._ticks - 1:,} thousand SQLite VM instructions)",
-                                     timeout=timeout, work=self._ticks - 1)
+            return self._work_error(timeout, self._ticks - 1)
+        item = self._item
+        if self._timed_out and item is not None and item.cancelled.is_set():
+            return ItemCancelled(CANCELLED)
+        if self._timed_out and item is not None and time.monotonic() > item.deadline and not item.setting_aside:
+            return DeadlineExceeded(item.past_deadline())
         if self._timed_out:
             return DeadlineExceeded(f"timed out: a query ran past the wall-clock safety net of "
                                     f"{timeout * SAFETY_FACTOR:g}s (its work limit: {timeout:g}s at "
@@ -197,19 +223,20 @@ class SqliteDatabase(Database):
         return QueryError(f"SQLite: {message}", engine_message=message)
 
     def _introspect(self) -> Schema:
-        names = [r[0] for r in self._query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-            "ESCAPE '\\' ORDER BY rowid")]
+        rows = self._query(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
+            "ESCAPE '\\' ORDER BY rowid")
         tables = []
-        for name in names:
+        for name, kind in rows:
             info = self._query(f"PRAGMA table_info({quote_ident(name)})")
             columns = [Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]), not_null=bool(r[3]))
                        for r in info]
             pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
-            tables.append(Table(name=name, columns=columns, primary_key=pk))
-        schema = Schema(tables=tables, dialect=self.dialect)
+            tables.append(Table(name=name, columns=columns, primary_key=pk, schema="main", kind=kind))
+        schema = Schema(tables=tables, dialect=self.dialect, search_path=["main"])
         for table in tables:
-            table.foreign_keys = self._foreign_keys(table.name, schema)
+            if table.kind == "table":
+                table.foreign_keys = self._foreign_keys(table.name, schema)
         return schema
 
     def _foreign_keys(self, table: str, schema: Schema) -> list[ForeignKey]:

@@ -21,11 +21,24 @@ Match modes, from strict to loose (:data:`MODES`):
 
 Every lookup but ``approx`` is a dictionary or bisect lookup; ``approx`` scans
 one column (or all values, for :meth:`ValueIndex.search`) with rapidfuzz.
+
+**Big tables** (more than :data:`LAZY_ROWS` rows) are not read when the index is built: reading every
+column's distinct values would scan the table once per column. Their columns are read one at a time,
+the first time a lookup asks for that column (:meth:`ValueIndex.bind` gives the connection that reads
+it), under a work limit of :data:`COLUMN_LIMIT` seconds (SQLite counts it, so the same column gives
+the same answer on any machine), and the column's values are kept in a sidecar file beside the index's
+(:func:`column_file`), so the next process reads the file instead of the table. A column whose read
+passes its limit keeps a *sample* instead and is partial: the rules then ask the engine, under their
+own bounded probe, and say so in their trace. :meth:`ValueIndex.search` (a literal looked up in every
+column) covers every small table's columns and each big column's sample, read when the index is built
+(the first :data:`SAMPLE_ROWS` rows, or the server's statistics: PostgreSQL's ``pg_stats``), never the
+columns read later, so its answer does not depend on which columns earlier corrections asked about.
 """
 
 from __future__ import annotations
 
 import bisect
+import copy
 import hashlib
 import json
 import os
@@ -36,12 +49,16 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz, process
 
+from sqlmend.db.schema import relation_sql
 from sqlmend.errors import ConfigError, QueryError, QueryTimeout
 from sqlmend.paths import cache_dir
+from sqlmend.sql.names import singular
+
+from sqlmend.db.base import aside
 
 if TYPE_CHECKING:
     from sqlmend.db.base import Database
@@ -50,14 +67,24 @@ if TYPE_CHECKING:
 MODES = ("exact", "ci", "trim", "plural", "prefix", "approx")
 #: Modes asked only by name (a rule that needs them), never tried in turn with :data:`MODES`.
 NAMED_MODES = ("accent",)
-#: Bump when the cached file format or what is indexed changes.
-INDEX_VERSION = 1
+#: Bump when the cached file format or what is indexed changes (3: views, and relations of every schema).
+INDEX_VERSION = 3
 #: Distinct values read per column at most (a column with more is marked partial).
 MAX_DISTINCT = 50_000
+#: A table with more rows than this (3x Spider's largest) has its columns read lazily, one at a time
+#: (see the module doc).
+LAZY_ROWS = 200_000
+#: Rows of a big table whose values make a column's sample (when the server keeps no statistics).
+SAMPLE_ROWS = 20_000
+#: The work limit of reading one big column's distinct values, in seconds of work (on SQLite
+#: ``db.base.WORK_PER_SECOND`` units each); past it the column keeps its sample and is partial.
+COLUMN_LIMIT = 8.0
 #: Values longer than this are indexed for exact lookups only (free text, not categories).
 MAX_FUZZY_LEN = 200
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: Declared types of columns that hold no text (a big column of one is not sampled).
+_NUMERIC_TYPE = re.compile(r"int|real|floa|doub|num|dec|bool|date|time|serial", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -69,26 +96,6 @@ class ValueMatch:
     value: str
     mode: str  # the mode that found it (see MODES)
     score: float = 100.0  # rapidfuzz score for "approx", 100 otherwise
-
-
-def singular(word: str) -> str:
-    """Return a crude English singular of a lower-case word ('cities' -> 'city', 'dogs' -> 'dog').
-
-    Args:
-        word: one lower-case word.
-
-    Returns:
-        The word without its plural ending; short words and '-ss'/'-us'/'-is' words unchanged.
-    """
-    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        return word[:-2]
-    if word.endswith("s"):
-        return word[:-1]
-    return word
 
 
 def _fold(value: str) -> str:
@@ -122,11 +129,13 @@ class _ColumnValues:
     asked in those modes, and loading a cached index stays fast).
     """
 
-    __slots__ = ("values", "exact", "ci", "trim", "_loose", "partial")
+    __slots__ = ("values", "exact", "ci", "trim", "_loose", "partial", "other", "bounded")
 
-    def __init__(self, values: list[str], partial: bool = False) -> None:
+    def __init__(self, values: list[str], partial: bool = False, other: bool = False, bounded: str = "") -> None:
         self.values = values
         self.partial = partial
+        self.other = other  # the column also holds values that are not text (numbers, blobs)
+        self.bounded = bounded  # why only a sample of it is known ("" when it was read whole)
         self.exact = set(values)
         self.ci: dict[str, list[str]] = defaultdict(list)
         self.trim: dict[str, list[str]] = defaultdict(list)
@@ -218,27 +227,57 @@ class ValueIndex:
         columns: ``{(table, column): [distinct text values]}`` with stored spellings.
         partial: the ``(table, column)`` pairs that had more than :data:`MAX_DISTINCT` values.
         build_seconds: how long reading the values took.
+        lazy: the columns of big tables, read on first use: ``{(table, column): sample}`` (the sample
+            :meth:`search` covers; see the module doc).
+        other: the ``(table, column)`` pairs that also hold values that are not text.
+        key: the database's cache key (names the sidecar files of lazily read columns).
     """
 
     def __init__(self, columns: dict[tuple[str, str], list[str]],
-                 partial: set[tuple[str, str]] | None = None, build_seconds: float = 0.0) -> None:
-        partial = partial or set()
+                 partial: set[tuple[str, str]] | None = None, build_seconds: float = 0.0,
+                 lazy: dict[tuple[str, str], list[Any]] | None = None,
+                 other: set[tuple[str, str]] | None = None, key: str | None = None) -> None:
+        partial, other = partial or set(), other or set()
         self.build_seconds = build_seconds
         self.from_cache = False
+        self.key = key
+        self._db: Database | None = None  # the connection that reads lazy columns (:meth:`bind`)
         self._columns: dict[tuple[str, str], _ColumnValues] = {}
         self._names: dict[tuple[str, str], tuple[str, str]] = {}
         for (table, column), values in columns.items():
-            key = (table.lower(), column.lower())
-            self._names[key] = (table, column)
-            self._columns[key] = _ColumnValues(values, partial=(table, column) in partial)
-        self._everywhere: dict[str, list[tuple[str, str, str]]] | None = None
-        self._all_values: list[str] | None = None
+            k = (table.lower(), column.lower())
+            self._names[k] = (table, column)
+            self._columns[k] = _ColumnValues(values, partial=(table, column) in partial,
+                                             other=(table, column) in other)
+        # lazy columns: their samples (as read, all types) until read whole
+        self._lazy: dict[tuple[str, str], list[Any]] = {}
+        for (table, column), sample in (lazy or {}).items():
+            k = (table.lower(), column.lower())
+            self._names[k] = (table, column)
+            self._lazy[k] = sample
+        # what every bound view shares: loaded lazy columns, the cross-column structures, locks
+        self._shared: dict[str, Any] = {"lock": threading.Lock(), "loading": {}, "heads": {}}
+        self._searchable = {k: c for k, c in self._columns.items()}
+        for k, sample in self._lazy.items():
+            texts = [v for v in sample if isinstance(v, str)]
+            if texts:
+                self._searchable[k] = _ColumnValues(texts, partial=True)
+
+    def bind(self, db: Database) -> ValueIndex:
+        """A view of this index that reads its lazy columns through ``db`` (one connection, one thread).
+
+        Views share everything they read: a column one view read is there for all.
+        """
+        view = copy.copy(self)
+        view._db = db
+        return view
 
     # --- building and caching --------------------------------------------
 
     @classmethod
     def build(cls, db: Database, max_distinct: int = MAX_DISTINCT, timeout: float = 60.0) -> ValueIndex:
-        """Read the distinct text values of every column of ``db``.
+        """Read the distinct text values of every column of ``db`` (a big table's: a sample, see the
+        module doc).
 
         A column whose read fails or times out is left out (its values are
         unknown, not empty); the others are still indexed.
@@ -254,21 +293,33 @@ class ValueIndex:
         start = time.perf_counter()
         columns: dict[tuple[str, str], list[str]] = {}
         partial: set[tuple[str, str]] = set()
+        other: set[tuple[str, str]] = set()
+        lazy: dict[tuple[str, str], list[Any]] = {}
+        small = [(t.name, c.name) for t in db.schema().tables if (t.row_count or 0) <= LAZY_ROWS for c in t.columns]
+        read = _distinct_many(db, small, max_distinct, timeout) if db.round_trips else {}
         for table in db.schema().tables:
+            big = (table.row_count or 0) > LAZY_ROWS
             for column in table.columns:
-                c = db.quote(column.name)
-                sql = f"SELECT DISTINCT {c} FROM {db.quote(table.name)} WHERE {c} IS NOT NULL LIMIT {max_distinct + 1}"
-                try:
-                    rows = db._query(sql, timeout=timeout)
-                except (QueryError, QueryTimeout):
+                if big:  # numbers need no sample: searches look for text
+                    lazy[(table.name, column.name)] = ([] if _NUMERIC_TYPE.search(column.type or "")
+                                                       else _sample(db, table.name, column.name, timeout))
                     continue
+                rows = read.get((table.name, column.name))
+                if rows is None:
+                    try:
+                        rows = _distinct(db, table.name, column.name, max_distinct, timeout)
+                    except (QueryError, QueryTimeout):
+                        continue
                 values = [r[0] for r in rows if isinstance(r[0], str)]
+                if len(values) < len(rows):
+                    other.add((table.name, column.name))
                 if len(rows) > max_distinct:
                     partial.add((table.name, column.name))
                     values = values[:max_distinct]
                 if values:
                     columns[(table.name, column.name)] = values
-        return cls(columns, partial, build_seconds=time.perf_counter() - start)
+        return cls(columns, partial, build_seconds=time.perf_counter() - start, lazy=lazy, other=other,
+                   key=db.cache_key())
 
     @classmethod
     def for_database(cls, db: Database, rebuild: bool = False) -> ValueIndex:
@@ -288,6 +339,7 @@ class ValueIndex:
             try:
                 index = cls.load(path)
                 index.from_cache = True
+                index.key = key
                 return index
             except (OSError, ValueError, KeyError, TypeError):
                 pass  # a damaged cache file is rebuilt
@@ -307,12 +359,10 @@ class ValueIndex:
             "version": INDEX_VERSION,
             "key": key,
             "build_seconds": self.build_seconds,
-            "columns": [[*self._names[k], c.values, c.partial] for k, c in self._columns.items()],
+            "columns": [[*self._names[k], c.values, c.partial, c.other] for k, c in self._columns.items()],
+            "lazy": [[*self._names[k], _jsonable(sample)] for k, sample in self._lazy.items()],
         }
-        # one temporary name per process and thread: two workers of a batch may save the same index
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        _write_json(path, data)
 
     @classmethod
     def load(cls, path: Path) -> ValueIndex:
@@ -330,14 +380,104 @@ class ValueIndex:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("version") != INDEX_VERSION:
             raise ValueError(f"{path}: value index version {data.get('version')} != {INDEX_VERSION}")
-        columns = {(t, c): values for t, c, values, _ in data["columns"]}
-        partial = {(t, c) for t, c, _, p in data["columns"] if p}
-        return cls(columns, partial, build_seconds=float(data.get("build_seconds", 0.0)))
+        columns = {(t, c): values for t, c, values, _, _ in data["columns"]}
+        partial = {(t, c) for t, c, _, p, _ in data["columns"] if p}
+        other = {(t, c) for t, c, _, _, o in data["columns"] if o}
+        lazy = {(t, c): sample for t, c, sample in data.get("lazy", [])}
+        return cls(columns, partial, build_seconds=float(data.get("build_seconds", 0.0)), lazy=lazy, other=other,
+                   key=data.get("key"))
+
+    # --- big tables: one column at a time ---------------------------------
+
+    def lazy(self, table: str, column: str) -> bool:
+        """Whether the column belongs to a big table (read on first use, see the module doc)."""
+        return (table.lower(), column.lower()) in self._lazy
+
+    def bounded(self, table: str, column: str) -> str:
+        """Why only a sample of the column is known ("" when it was read whole or is not indexed);
+        reads a lazy column first."""
+        col = self._col(table, column)
+        return col.bounded if col is not None else ""
+
+    def head(self, table: str, column: str, limit: int = 50) -> list[Any] | None:
+        """A big column's first ``limit`` distinct values of any type as its read returned them (its
+        sample's when the read was bounded); None for a column of a small table (ask the engine)."""
+        k = (table.lower(), column.lower())
+        if k not in self._lazy:
+            return None
+        self._col(table, column)
+        return list(self._shared["heads"].get(k, self._lazy[k]))[:limit]
+
+    def _col(self, table: str, column: str) -> _ColumnValues | None:
+        k = (table.lower(), column.lower())
+        if k not in self._lazy:
+            return self._columns.get(k)
+        with self._shared["lock"]:
+            loaded = self._shared.get(("col", k))
+            if loaded is not None:
+                return loaded or None
+            lock = self._shared["loading"].setdefault(k, threading.Lock())
+        with lock:  # one reader per column; the others wait for it
+            loaded = self._shared.get(("col", k))
+            if loaded is None:
+                loaded = self._read_column(k)
+                if loaded is not None:
+                    with self._shared["lock"]:
+                        self._shared[("col", k)] = loaded
+        return loaded or None
+
+    def _read_column(self, k: tuple[str, str]) -> _ColumnValues | bool | None:
+        """A lazy column's values: from its sidecar file, else read through the bound connection
+        (False: it holds no text; None: not read now, no connection)."""
+        table, column = self._names[k]
+        path = column_file(self.key, table, column) if self.key else None
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                return self._column_of(k, data["values"], data["partial"], data["other"], data["bounded"],
+                                       data["head"])
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        db = self._db
+        if db is None:
+            return None
+        bounded = ""
+        try:
+            with aside(db):  # read once for every later item: its own work limit bounds it
+                rows = _distinct(db, table, column, MAX_DISTINCT, COLUMN_LIMIT)
+        except QueryTimeout as exc:
+            rows = None
+            bounded = (f"{table}.{column}: its distinct values were not all read within {COLUMN_LIMIT:g}s of work "
+                       f"({type(exc).__name__}); a sample of {len(self._lazy[k])} values stands for them")
+        except QueryError:
+            return False
+        if rows is None:
+            values, other, partial, head = self._lazy[k], False, True, self._lazy[k]
+        else:
+            values = [r[0] for r in rows]
+            other, partial, head = any(not isinstance(v, str) for v in values), len(rows) > MAX_DISTINCT, values[:50]
+            values = values[:MAX_DISTINCT]
+        texts = [v for v in values if isinstance(v, str)]
+        if path is not None and (rows is not None or db.last_work() is not None):  # a bound by the clock is not kept
+            try:
+                _write_json(path, {"values": texts, "partial": partial, "other": other, "bounded": bounded,
+                                   "head": _jsonable(head)})
+            except OSError:
+                pass
+        return self._column_of(k, texts, partial, other, bounded, head)
+
+    def _column_of(self, k: tuple[str, str], texts: list[str], partial: bool, other: bool, bounded: str,
+                   head: list[Any]) -> _ColumnValues | bool:
+        self._shared["heads"][k] = head
+        if not texts:
+            return False
+        return _ColumnValues(texts, partial=partial or bool(bounded), other=other, bounded=bounded)
 
     # --- lookups ------------------------------------------------------------
 
     def columns(self) -> list[tuple[str, str]]:
-        """Return the indexed ``(table, column)`` pairs (columns holding text values)."""
+        """Return the indexed ``(table, column)`` pairs (columns holding text values; a big table's
+        columns, all of them, read on first use)."""
         return list(self._names.values())
 
     def values(self, table: str, column: str) -> list[str]:
@@ -350,12 +490,23 @@ class ValueIndex:
         Returns:
             The values in the order the engine returned them.
         """
-        col = self._columns.get((table.lower(), column.lower()))
+        col = self._col(table, column)
         return list(col.values) if col else []
 
+    def size(self, table: str, column: str) -> int:
+        """How many distinct text values the index holds for one column (no copy of them)."""
+        col = self._col(table, column)
+        return len(col.values) if col else 0
+
+    def stored(self, table: str, column: str) -> tuple[str, ...] | list[str]:
+        """The distinct text values of one column, not copied: read them, never change them."""
+        col = self._col(table, column)
+        return col.values if col else ()
+
     def is_partial(self, table: str, column: str) -> bool:
-        """Return whether the column had more distinct values than were indexed."""
-        col = self._columns.get((table.lower(), column.lower()))
+        """Return whether the column had more distinct values than were indexed (or a big column's read
+        was bounded: :meth:`bounded`)."""
+        col = self._col(table, column)
         return bool(col and col.partial)
 
     def contains(self, table: str, column: str, value: str) -> bool:
@@ -369,7 +520,7 @@ class ValueIndex:
         Returns:
             True when the column stores exactly this text.
         """
-        col = self._columns.get((table.lower(), column.lower()))
+        col = self._col(table, column)
         return bool(col) and value in col.exact
 
     def find(self, table: str, column: str, value: str, mode: str = "ci", limit: int = 5,
@@ -413,7 +564,7 @@ class ValueIndex:
         Raises:
             ConfigError: an unknown mode.
         """
-        col = self._columns.get((table.lower(), column.lower()))
+        col = self._col(table, column)
         if col is None:
             _check_modes(modes)
             return []
@@ -450,8 +601,12 @@ class ValueIndex:
             hits = self._global().get(_fold(value), [])
             return [ValueMatch(t, c, v, mode) for t, c, v in hits
                     if mode == "ci" or v == value][:limit]
+        if mode == "trim":  # the same, on the trimmed keys (columns in index order, as the loop below)
+            self._global()
+            return [ValueMatch(t, c, v, mode) for t, c, v in self._shared["trimmed"].get(_fold(value).strip(), [])
+                    ][:limit]
         found: list[ValueMatch] = []
-        for key, col in self._columns.items():
+        for key, col in self._searchable.items():
             t, c = self._names[key]
             found.extend(ValueMatch(t, c, v, mode, s) for v, s in col.lookup(value, mode, limit, score_cutoff))
             if len(found) >= limit:
@@ -459,19 +614,26 @@ class ValueIndex:
         return found[:limit]
 
     def _global(self) -> dict[str, list[tuple[str, str, str]]]:
-        if self._everywhere is None:
+        shared = self._shared
+        if "everywhere" not in shared:
             everywhere: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-            for key, col in self._columns.items():
+            for key, col in self._searchable.items():
                 t, c = self._names[key]
                 for v in col.values:
                     everywhere[_fold(v)].append((t, c, v))
-            self._everywhere = dict(everywhere)
-            self._all_values = [k for k in self._everywhere if len(k) <= MAX_FUZZY_LEN]
-        return self._everywhere
+            trimmed: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+            for key, col in self._searchable.items():
+                t, c = self._names[key]
+                for k, vs in col.trim.items():
+                    trimmed[k].extend((t, c, v) for v in vs)
+            shared["trimmed"] = dict(trimmed)
+            shared["all_values"] = [k for k in everywhere if len(k) <= MAX_FUZZY_LEN]
+            shared["everywhere"] = dict(everywhere)
+        return shared["everywhere"]
 
     def _search_approx(self, value: str, limit: int, score_cutoff: float) -> list[ValueMatch]:
         everywhere = self._global()
-        hits = process.extract(_fold(value), self._all_values or [], scorer=fuzz.token_sort_ratio,
+        hits = process.extract(_fold(value), self._shared["all_values"], scorer=fuzz.token_sort_ratio,
                                limit=limit, score_cutoff=score_cutoff)
         found = [ValueMatch(t, c, v, "approx", float(score))
                  for key, score, _ in hits for t, c, v in everywhere[key]]
@@ -485,6 +647,7 @@ class ValueIndex:
             "columns": len(self._columns),
             "values": sum(len(c.values) for c in self._columns.values()),
             "partial_columns": sum(c.partial for c in self._columns.values()),
+            "lazy_columns": len(self._lazy),
             "build_seconds": round(self.build_seconds, 4),
             "from_cache": self.from_cache,
         }
@@ -501,6 +664,78 @@ def cache_file(key: str) -> Path:
     """
     digest = hashlib.sha256(f"{INDEX_VERSION}|{key}".encode()).hexdigest()[:32]
     return cache_dir("values") / f"{digest}.json"
+
+
+def column_file(key: str, table: str, column: str) -> Path:
+    """The sidecar file of one lazily read column of a database (beside :func:`cache_file`)."""
+    digest = hashlib.sha256(f"{INDEX_VERSION}|{key}".encode()).hexdigest()[:32]
+    name = hashlib.sha256(f"{table}\0{column}".encode()).hexdigest()[:24]
+    folder = cache_dir("values") / f"{digest}.columns"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.json"
+
+
+def _write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (one temporary name per process and thread: workers may write the same file)."""
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _jsonable(values: list[Any]) -> list[Any]:
+    """Values a JSON file keeps (text and numbers; a blob's place dropped)."""
+    return [v for v in values if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+
+
+def _distinct(db: Database, table: str, column: str, max_distinct: int, timeout: float) -> list[tuple]:
+    """A column's distinct non-null values, at most ``max_distinct + 1`` (more: the column is partial)."""
+    c = db.quote(column)
+    return db._query(f"SELECT DISTINCT {c} FROM {db.relation(table)} WHERE {c} IS NOT NULL LIMIT {max_distinct + 1}",
+                     timeout=timeout)
+
+
+#: Columns read by one query where a query costs a round trip (:func:`_distinct_many`).
+COLUMNS_A_QUERY = 25
+
+
+def _distinct_many(db: Database, columns: list[tuple[str, str]], max_distinct: int,
+                   timeout: float) -> dict[tuple[str, str], list[tuple]]:
+    """:func:`_distinct` of many columns, :data:`COLUMNS_A_QUERY` to a query: each column's distinct values
+    in a result column of its own (its type kept), a branch of a UNION ALL each. A batch that fails is
+    left out: its columns are read one at a time."""
+    out: dict[tuple[str, str], list[tuple]] = {}
+    for i in range(0, len(columns), COLUMNS_A_QUERY):
+        batch = columns[i:i + COLUMNS_A_QUERY]
+        branches = []
+        # the first branch's other cells are NULLs of each column's own type (PostgreSQL types a UNION's
+        # column from its branches two at a time: an untyped NULL there would be taken for text)
+        typed = [f"(SELECT {db.quote(c)} FROM {db.relation(t)} WHERE 1 = 0)" for t, c in batch]
+        for k, (t, c) in enumerate(batch):
+            q = db.quote(c)
+            cells = ", ".join(f"s.v AS v{j}" if j == k else f"{typed[j] if k == 0 else 'NULL'} AS v{j}"
+                              for j in range(len(batch)))
+            branches.append(f"SELECT {k} AS k, {cells} FROM (SELECT DISTINCT {q} AS v FROM {db.relation(t)} "
+                            f"WHERE {q} IS NOT NULL LIMIT {max_distinct + 1}) AS s")
+        try:
+            rows = db._query(" UNION ALL ".join(branches), timeout=timeout,
+                             max_rows=len(batch) * (max_distinct + 1))
+        except (QueryError, QueryTimeout):
+            continue
+        found: dict[int, list[tuple]] = {k: [] for k in range(len(batch))}
+        for row in rows:
+            found[row[0]].append((row[1 + row[0]],))
+        for k, key in enumerate(batch):
+            out[key] = found[k]
+    return out
+
+
+def _sample(db: Database, table: str, column: str, timeout: float) -> list[Any]:
+    """A big column's sample: the engine's own (:meth:`~sqlmend.db.base.Database.column_sample`), [] when
+    it cannot be read."""
+    try:
+        return _jsonable(db.column_sample(table, column, SAMPLE_ROWS, timeout))
+    except (QueryError, QueryTimeout):
+        return []
 
 
 def _check_modes(modes: tuple[str, ...]) -> None:

@@ -13,6 +13,10 @@ Two forms, which may be combined (a name given twice is an error):
       [databases]
       concert = "spider/database/concert_singer/concert_singer.sqlite"
       shop = "postgresql://reader@db.internal/shop"
+      erp = { url = "postgresql://reader@db.internal/erp", schemas = ["sales", "hr"] }
+
+  A database given as a table takes ``url`` and ``schemas``, the schema filter (only those schemas
+  are read: a database with hundreds of them).
 
 A target is what :class:`sqlmend.Corrector` takes: a SQLite path, ``postgresql://...``,
 ``duckdb:///...``. Every database gets one Corrector, opened when the server starts (a missing
@@ -27,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from sqlmend.api import Corrector, Correctors, check_config, database_name
+from sqlmend.db import with_schemas
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig
 
@@ -84,6 +89,15 @@ def config_settings(path: str | Path) -> dict:
     return out
 
 
+def _with_filter(path: Path, name: str, entry: dict) -> str:
+    """A database given as a table, ``{ url = "...", schemas = ["sales", "hr"] }``, as its target."""
+    unknown = sorted(set(entry) - {"url", "schemas"})
+    if unknown or not isinstance(entry.get("url"), str):
+        raise ConfigError(f"{path}: databases.{name} takes url (a string) and schemas (a list of names)"
+                          + (f"; unknown keys: {', '.join(unknown)}" if unknown else ""))
+    return with_schemas(entry["url"], entry.get("schemas"))
+
+
 def read_config(path: str | Path) -> dict[str, str]:
     """The ``[databases]`` of a TOML file, relative paths read from the file's folder.
 
@@ -99,8 +113,11 @@ def read_config(path: str | Path) -> dict[str, str]:
                           + (f" (unknown keys: {', '.join(unknown)})" if unknown else ""))
     out = {}
     for name, target in dbs.items():
+        if isinstance(target, dict):
+            target = _with_filter(path, name, target)
         if not isinstance(target, str):
-            raise ConfigError(f"{path}: databases.{name} must be a string (a path or URL)")
+            raise ConfigError(f"{path}: databases.{name} must be a string (a path or URL) or a table "
+                              "{ url = \"...\", schemas = [...] }")
         if "://" not in target and not Path(target).is_absolute():
             target = str(path.parent / target)
         out[parse_db(f"{name}={target}")[0]] = target

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -35,6 +36,9 @@ MCP_PATH = "/mcp"
 MAX_BODY_BYTES = 1 << 20
 #: The longest question, evidence or SQL a tool takes (characters).
 MAX_TEXT = 100_000
+#: Seconds a correcting tool call may take (the service's default deadline); the item's own bound ends
+#: it first (0.8 x the Corrector's ``timeout`` of work, its wall-clock net a little past that).
+DEADLINE = 30.0
 
 _log = logging.getLogger("sqlmend.mcp")
 
@@ -101,9 +105,14 @@ class DatabasesOut(_Open):
 class SchemaOut(_Open):
     database: str
     dialect: str
-    tables: list[dict[str, Any]] = Field(description="name, row_count, primary_key, foreign_keys, columns "
-                                                     "(name, type, primary_key, not_null; text columns: "
-                                                     "values, distinct_values, more_values)")
+    schemas: list[str] = Field(default_factory=list, description="the schemas read")
+    search_path: list[str] = Field(default_factory=list,
+                                   description="the schemas an unqualified table name is looked up in")
+    tables: list[dict[str, Any]] = Field(description="name (schema.name outside the search path), schema, kind "
+                                                     "(table, view, materialized view), comment, row_count, "
+                                                     "primary_key, foreign_keys, columns (name, type, "
+                                                     "primary_key, not_null, comment; text columns: values, "
+                                                     "distinct_values, more_values)")
 
 
 # --- the tools -------------------------------------------------------------------
@@ -121,12 +130,27 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempo
 
 
 async def _answer(fn: Callable[..., dict[str, Any]], text: Callable[[dict[str, Any]], str],
-                  *args: Any) -> CallToolResult:
-    """Run one tool function in a worker thread; a ConfigError is the tool's error."""
+                  *args: Any, deadline: float | None = None) -> CallToolResult:
+    """Run one tool function in a worker thread; a ConfigError is the tool's error.
+
+    With a ``deadline`` (the correcting tools), a call still running past it, or one the client
+    cancels, is abandoned and its correction told to stop (the function's ``cancel`` event): it ends
+    at its next unit of work, so its thread serves the next call instead of finishing unseen work.
+    """
+    cancel = threading.Event()
+    call = functools.partial(fn, *args, cancel=cancel) if deadline is not None else functools.partial(fn, *args)
     try:
-        body = await anyio.to_thread.run_sync(functools.partial(fn, *args))
+        with anyio.fail_after(deadline):
+            body = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
     except ConfigError as exc:
         raise ToolError(str(exc)) from None
+    except TimeoutError:
+        cancel.set()
+        raise ToolError(f"no answer within the server's deadline of {deadline:g} s: the correction was "
+                        "stopped and the query is unchanged") from None
+    except BaseException:  # the client cancelled the call (or the server stops): stop the work too
+        cancel.set()
+        raise
     return CallToolResult(content=[TextContent(type="text", text=text(body))], structured_content=body)
 
 
@@ -134,8 +158,12 @@ def _explanation(body: dict[str, Any]) -> str:
     return body["explanation"]
 
 
-def build_server(correctors: tools.Correctors) -> MCPServer:
-    """The MCP server of the configured databases (``{name: Corrector}``, kept open by the caller)."""
+def build_server(correctors: tools.Correctors, deadline: float = DEADLINE) -> MCPServer:
+    """The MCP server of the configured databases (``{name: Corrector}``, kept open by the caller).
+
+    ``deadline``: seconds a ``check_sql`` / ``correct_sql`` call may take; past it the call is a tool
+    error and its correction stops (:func:`_answer`).
+    """
     limit_malloc_arenas()  # a long-running process (see sqlmend.db.base.MALLOC_ARENAS)
     server = MCPServer("sqlmend", title="sqlmend", version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING")
@@ -161,7 +189,8 @@ def build_server(correctors: tools.Correctors) -> MCPServer:
         evidence, proposed fixes). A text that is not one read-only query (DROP, UPDATE, several
         statements) is reported as `refused` and never run; a query that runs past the time limit
         is a finding. Use it before running a query or showing it to a person."""
-        return await _answer(tools.check_sql, _explanation, correctors, database, question, sql, evidence)
+        return await _answer(tools.check_sql, _explanation, correctors, database, question, sql, evidence,
+                             deadline=deadline)
 
     @server.tool(annotations=_READ_ONLY)
     async def correct_sql(database: Database, question: Question, sql: Sql,
@@ -170,7 +199,8 @@ def build_server(correctors: tools.Correctors) -> MCPServer:
         only when the database proves the input wrong and the rewrite passes sqlmend's guard,
         else the input unchanged), `changed` says which, `findings` and `explanation` say why.
         Never runs anything but one read-only query."""
-        return await _answer(tools.correct_sql, _explanation, correctors, database, question, sql, evidence)
+        return await _answer(tools.correct_sql, _explanation, correctors, database, question, sql, evidence,
+                             deadline=deadline)
 
     return server
 

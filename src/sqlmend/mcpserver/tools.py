@@ -13,7 +13,8 @@ JSON-ready dict: what the MCP tool answers as structured content, and what any o
     # {"database": "concert", "sql": "SELECT COUNT(*) FROM singer WHERE country = 'France'",
     #  "changed": True, "findings": [{"code": "VL01", ...}], "explanation": "static ran: ...", ...}
 
-``check_sql`` and ``correct_sql`` are :meth:`Corrector.check` and :meth:`Corrector.correct`,
+``check_sql`` and ``correct_sql`` are :meth:`Corrector.check` and :meth:`Corrector.correct` (``cancel``:
+the server's event for a call it stopped waiting for),
 their results as :meth:`~sqlmend.api.CorrectionResult.to_dict` holds them (``findings`` are
 ``Finding.to_dict()``; ``explanation`` is ``explain()``). A text that is not one read-only query
 (a DROP, an UPDATE, two statements) is the finding ``EX03`` and ``refused: true``; it is never
@@ -24,6 +25,7 @@ answers it as a tool error).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,8 +62,13 @@ def list_databases(correctors: Correctors) -> dict[str, Any]:
 
 
 def describe_schema(correctors: Correctors, database: str, values: int = SAMPLE_VALUES) -> dict[str, Any]:
-    """Tables, columns, keys and row counts of one database, and a few stored values per text column.
+    """Relations (tables, views, materialized views), columns, keys, row counts and comments of one
+    database, and a few stored values per text column.
 
+    A relation's ``name`` is the one a query writes: its plain name where the search path finds it,
+    else ``schema.name``; ``schema`` is the schema that holds it, ``kind`` says table, view or
+    materialized view, ``comment`` is the engine's comment (on the relation, on each column).
+    ``schemas`` lists the schemas read and ``search_path`` those an unqualified name is looked up in.
     The values are those of the value index the static rules look literals up in (the first
     ``values`` distinct ones); ``distinct_values`` counts what the index holds for the column and
     ``more_values`` is true when the column had more than the index keeps.
@@ -77,16 +84,22 @@ def describe_schema(correctors: Correctors, database: str, values: int = SAMPLE_
         for c in t.columns:
             column: dict[str, Any] = {"name": c.name, "type": c.type, "primary_key": c.name in t.primary_key,
                                       "not_null": c.not_null}
+            if c.comment:
+                column["comment"] = c.comment
             stored = index.values(t.name, c.name)
             if stored:
                 column.update(values=stored[:values], distinct_values=len(stored),
                               more_values=index.is_partial(t.name, c.name))
             columns.append(column)
-        tables.append({"name": t.name, "row_count": t.row_count, "primary_key": list(t.primary_key),
-                       "columns": columns,
-                       "foreign_keys": [{"columns": fk.columns, "ref_table": fk.ref_table,
-                                         "ref_columns": fk.ref_columns} for fk in t.foreign_keys]})
-    return {"database": database, "dialect": fixer.dialect, "tables": tables}
+        table: dict[str, Any] = {"name": t.name, "schema": t.schema, "kind": t.kind}
+        if t.comment:
+            table["comment"] = t.comment
+        table.update({"row_count": t.row_count, "primary_key": list(t.primary_key), "columns": columns,
+                      "foreign_keys": [{"columns": fk.columns, "ref_table": fk.ref_table,
+                                        "ref_columns": fk.ref_columns} for fk in t.foreign_keys]})
+        tables.append(table)
+    return {"database": database, "dialect": fixer.dialect, "schemas": schema.schemas,
+            "search_path": list(schema.search_path), "tables": tables}
 
 
 def _common(database: str, result: CheckResult | CorrectionResult) -> dict[str, Any]:
@@ -95,7 +108,7 @@ def _common(database: str, result: CheckResult | CorrectionResult) -> dict[str, 
 
 
 def check_sql(correctors: Correctors, database: str, question: str, sql: str,
-              evidence: str | None = None) -> dict[str, Any]:
+              evidence: str | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
     """What is wrong with one query, nothing rewritten (:meth:`Corrector.check`).
 
     Returns:
@@ -105,12 +118,12 @@ def check_sql(correctors: Correctors, database: str, question: str, sql: str,
     Raises:
         ConfigError: an unknown database.
     """
-    result = corrector_of(correctors, database).check(question, sql, evidence)
+    result = corrector_of(correctors, database).check(question, sql, evidence, cancel=cancel)
     return {"database": database, "sql": result.sql, "wrong": result.wrong, **_common(database, result)}
 
 
 def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
-                evidence: str | None = None) -> dict[str, Any]:
+                evidence: str | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
     """The guarded correction of one query (:meth:`Corrector.correct`).
 
     Returns:
@@ -121,7 +134,7 @@ def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
     Raises:
         ConfigError: an unknown database.
     """
-    result = corrector_of(correctors, database).correct(question, sql, evidence)
+    result = corrector_of(correctors, database).correct(question, sql, evidence, cancel=cancel)
     return {"database": database, "sql": result.sql, "original_sql": result.original_sql,
             "changed": result.changed, **_common(database, result)}
 
@@ -139,6 +152,8 @@ def databases_text(body: dict[str, Any]) -> str:
 def schema_text(body: dict[str, Any]) -> str:
     """``describe_schema``'s answer for a reader: a table per line, its columns, keys and values."""
     lines = [f"database {body['database']} ({body['dialect']})"]
+    if len(body.get("schemas", [])) > 1 or body.get("search_path", []) != body.get("schemas", []):
+        lines.append(f"schemas: {', '.join(body['schemas'])}; search path: {', '.join(body['search_path']) or '-'}")
     for t in body["tables"]:
         cols = []
         for c in t["columns"]:
@@ -146,8 +161,12 @@ def schema_text(body: dict[str, Any]) -> str:
             if c.get("values"):
                 more = ", ..." if c["distinct_values"] > len(c["values"]) or c["more_values"] else ""
                 text += " [" + ", ".join(repr(v) for v in c["values"]) + more + "]"
+            if c.get("comment"):
+                text += f" -- {c['comment']}"
             cols.append(text)
-        lines.append(f"{t['name']} ({t['row_count']} rows): " + "; ".join(cols))
+        kind = f" {t['kind']}" if t.get("kind", "table") != "table" else ""
+        about = f" -- {t['comment']}" if t.get("comment") else ""
+        lines.append(f"{t['name']}{kind} ({t['row_count']} rows){about}: " + "; ".join(cols))
         lines += [f"  {t['name']}.{', '.join(fk['columns'])} -> {fk['ref_table']}.{', '.join(fk['ref_columns'])}"
                   for fk in t["foreign_keys"]]
     return "\n".join(lines)

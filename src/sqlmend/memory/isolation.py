@@ -23,7 +23,7 @@ from sqlmend import sql
 from sqlmend.errors import SqlError, SqlmendError
 from sqlmend.guard import same_result
 from sqlmend.memory.edits import EditGroup, extract_edits
-from sqlmend.types import Edit, ExecResult, Schema
+from sqlmend.types import Edit, ExecResult, Schema, split_ref
 
 ast = sql.ast
 
@@ -333,7 +333,7 @@ def _count(db: Any, table: str, column: str, condition: str, dialect: str) -> in
 def _profiles(db: Any, refs: list[str], limit: int = 4) -> dict[str, Any]:
     out = {}
     for ref in [r for r in refs if "." in r][:limit]:
-        table, column = ref.split(".", 1)
+        table, column = split_ref(ref)
         try:
             p = db.profile(table, column)
         except (SqlmendError, AttributeError):

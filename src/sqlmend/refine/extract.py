@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlmend import sql
-from sqlmend.types import ExecResult, Schema, Table
+from sqlmend.types import ExecResult, Schema, Table, split_ref
 
 ast = sql.ast
 
@@ -169,11 +169,23 @@ def _table_line(t: Table) -> str:
     cols = []
     for c in t.columns:
         mark = " PK" if c.primary_key or c.name in t.primary_key else ""
-        cols.append(f"{c.name} {c.type or 'TEXT'}{mark}".strip())
+        about = f" -- {_one_line(c.comment)}" if c.comment else ""
+        cols.append(f"{c.name} {c.type or 'TEXT'}{mark}".strip() + about)
     fks = [f"{t.name}.{','.join(fk.columns)} -> {fk.ref_table}.{','.join(fk.ref_columns)}"
            for fk in t.foreign_keys]
-    line = f"{t.name}({', '.join(cols)})"
+    kind = f" [{t.kind}]" if t.kind != "table" else ""
+    about = f" -- {_one_line(t.comment)}" if t.comment else ""
+    if any(c.comment for c in t.columns):  # a column's comment ends its line
+        line = f"{t.name}{kind}({about.strip()}\n  " + ",\n  ".join(cols) + "\n)"
+    else:
+        line = f"{t.name}{kind}({', '.join(cols)}){about}"
     return line + ("\n  foreign keys: " + "; ".join(fks) if fks else "")
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """A comment on one line, cut at ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def schema_text(schema: Schema, tables: list[str] | None = None) -> str:
@@ -227,7 +239,9 @@ def link_values(db: Any, literals: list[dict[str, Any]], limit: int = 3) -> list
 def _tables_of(refs: list[str], aliases: dict[str, str], schema: Schema) -> list[str]:
     out = []
     for ref in refs:
-        name = ref.split(".")[0].strip().strip('"`[]')
+        name = ref.strip().strip('"`[]')
+        if schema.table(aliases.get(name.lower(), name)) is None:  # "table.column" (or "schema.table.column")
+            name = split_ref(ref)[0].strip().strip('"`[]')
         real = aliases.get(name.lower(), name)
         if schema.table(real) is not None:
             out.append(schema.table(real).name)

@@ -34,12 +34,15 @@ from typing import Any
 
 from sqlmend.errors import ConfigError
 from sqlmend.rules.base import Rule, RuleContext
-from sqlmend.types import Finding
+from sqlmend.types import Finding, split_ref
 
 #: Measured precision (on gold-clean questions) a rule needs to act as strict.
 STRICT_PRECISION = 0.995
 #: The measured precision shipped with the package (read when no other file is named).
 PRECISION_FILE = Path(__file__).with_name("precision.json")
+#: Why a rule is strict: its measured precision, or it finds only queries the engine refuses.
+MEASURED = "measured"
+REFUSED_ONLY = "finds only queries the engine refuses"
 #: Environment variable naming a measured-precision file to use instead of :data:`PRECISION_FILE`.
 PRECISION_ENV = "SQLMEND_RULES_PRECISION"
 
@@ -139,7 +142,7 @@ def effective_severity(rule: Rule, measurements: dict[str, Any] | None = None) -
         ``"strict"`` or ``"advisory"`` (unmeasured rules, and rules that flagged
         nothing when measured, are advisory).
     """
-    return "strict" if severity_reason(rule, measurements) == "measured" else "advisory"
+    return "strict" if severity_reason(rule, measurements) in (MEASURED, REFUSED_ONLY) else "advisory"
 
 
 def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> str:
@@ -151,7 +154,9 @@ def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> s
 
     Returns:
         ``"declared advisory"``, ``"unmeasured"`` (never measured, or flagged
-        nothing), ``"below 99.5%"`` or ``"measured"`` (strict).
+        nothing), ``"below 99.5%"``, ``"measured"`` (strict) or, for an unmeasured rule that finds
+        only queries the engine refuses (``Rule.refused_only``), :data:`REFUSED_ONLY` (strict: no
+        query it flags is right, so none it fixes can be made wrong).
     """
     if rule.severity != "strict":
         return "declared advisory"
@@ -159,10 +164,10 @@ def severity_reason(rule: Rule, measurements: dict[str, Any] | None = None) -> s
     precision = m.get("act_precision_clean") if rule.fixable and m.get("act_precision_clean") is not None \
         else m.get("precision_clean")
     if precision is None:
-        return "unmeasured"
+        return REFUSED_ONLY if rule.refused_only else "unmeasured"
     if precision < STRICT_PRECISION:
         return f"below {100 * STRICT_PRECISION:g}%"
-    return "measured"
+    return MEASURED
 
 
 def check(db: Any, sql_text: str, question: str = "", *, codes: list[str] | None = None,
@@ -190,5 +195,18 @@ def check(db: Any, sql_text: str, question: str = "", *, codes: list[str] | None
         severity = effective_severity(rule, measurements)
         for finding in rule.check(ctx):
             finding.severity = severity
+            _mark_views(finding, ctx.schema)
             out.append(finding)
     return out
+
+
+def _mark_views(finding: Finding, schema: Any) -> None:
+    """Name, in the finding's evidence (``views``: ``{name: kind}``), the views and materialized views
+    among the relations it is about, so that the trace tells a view from a table."""
+    views = {}
+    for ref in finding.schema_refs:
+        table = schema.table(ref) or schema.table(split_ref(ref)[0])
+        if table is not None and table.kind != "table":
+            views[table.name] = table.kind
+    if views:
+        finding.evidence["views"] = views

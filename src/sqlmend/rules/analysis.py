@@ -143,7 +143,7 @@ class QueryAnalysis:
     def _source(self, node: Any, join: Any) -> Source:
         alias = (node.alias_or_name or "").lower()
         if isinstance(node, ast.Table):
-            table = self.schema.table(node.name)
+            table = self.schema.table(sql.table_key(node, self._resolver.mapping))
             if table is None:
                 return Source(alias, None, {}, node, join, known=False)
             return Source(alias, table.name, {c.name.lower(): c.name for c in table.columns},
@@ -198,9 +198,15 @@ class QueryAnalysis:
         return self.as_literal(node) is not None
 
     def comparisons(self) -> list[Comparison]:
-        """Every ``column <op> literal`` of the query (both orientations, IN lists included)."""
+        """Every ``column <op> literal`` of the query (both orientations, IN lists included; found once,
+        a new list each call)."""
         if self.tree is None:
             return []
+        if getattr(self, "_comparisons", None) is None:
+            self._comparisons = self._find_comparisons()
+        return list(self._comparisons)
+
+    def _find_comparisons(self) -> list[Comparison]:
         out: list[Comparison] = []
         for node in self.tree.walk():
             op = _OPS.get(type(node))

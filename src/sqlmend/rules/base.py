@@ -16,6 +16,7 @@ from sqlmend import taxonomy
 from sqlmend.errors import DatabaseError
 from sqlmend.rules.analysis import QueryAnalysis
 from sqlmend.rules.failures import classify
+from sqlmend.rules.names import NamePlan, keyword_tree, plan as name_plan
 from sqlmend.rules.probe import Probe
 from sqlmend.stage import REFUSED_PREFIX, exec_error_text
 from sqlmend.types import ExecResult, Finding, Schema
@@ -52,9 +53,27 @@ class RuleContext:
         self._exec: tuple[ExecResult | None, str | None] | None = (
             (exec_result, exec_error) if exec_result is not None or exec_error is not None else None)
         self._analysis: QueryAnalysis | None = None
-        self.probe = Probe(db, self.schema, timeout=min(timeout, 5.0))
+        self.probe = Probe(db, self.schema, timeout=min(timeout, 5.0), values=lambda: self.values)
         self.memo: dict[str, Any] = {}  # results rules share (e.g. the absent literals)
+        self.bounded: list[str] = []  # checks answered from a sample or stopped at their limit (the trace says)
         self._values: Any = False  # the value index, loaded on first use (None: unavailable)
+
+    def spend(self, seconds: float, what: str) -> None:
+        """Charge the rules' own work to the item's budget (``db.budget``; nothing outside an item)."""
+        budget = getattr(self.db, "budget", None)
+        if budget is not None:
+            budget.spend(seconds, what)
+
+    def check_bounds(self) -> None:
+        """End the item here if its wall-clock deadline passed or its caller stopped waiting."""
+        budget = getattr(self.db, "budget", None)
+        if budget is not None:
+            budget.check()
+
+    def note_bounded(self, why: str) -> None:
+        """Record a check answered from a sample or stopped at its limit (once each)."""
+        if why and why not in self.bounded:
+            self.bounded.append(why)
 
     @property
     def analysis(self) -> QueryAnalysis:
@@ -62,6 +81,19 @@ class RuleContext:
         if self._analysis is None:
             self._analysis = QueryAnalysis(self.sql, self.schema, self.dialect)
         return self._analysis
+
+    @property
+    def names(self) -> NamePlan:
+        """The names of the query the schema does not have, matched to its own (:mod:`sqlmend.rules.names`);
+        computed once, and only for a query the engine refuses (empty otherwise)."""
+        if "names" not in self.memo:
+            failed = self.failure[0] not in ("", "refused", "timeout")
+            tree, spans = self.analysis.tree if failed else None, {}
+            if failed and tree is None:  # a table written as a keyword: FROM like AS T1
+                tree, spans = keyword_tree(self.sql, self.dialect)
+            self.memo["names"] = (name_plan(tree, self.schema, self.values, self.dialect, self.sql, spans=spans)
+                                  if tree is not None else NamePlan())
+        return self.memo["names"]
 
     @property
     def values(self) -> Any:
@@ -114,6 +146,9 @@ class Rule:
     error_type: ClassVar[str] = ""
     severity: ClassVar[str] = "advisory"  # declared; strict only with measured precision >= 99.5%
     fixable: ClassVar[bool] = False
+    #: The rule finds only queries the engine refuses (none of them right): a declared strict rule is
+    #: strict without a measurement (the five files may hold no such query to measure it on).
+    refused_only: ClassVar[bool] = False
 
     @property
     def family(self) -> str:
@@ -122,9 +157,12 @@ class Rule:
 
     @property
     def message(self) -> str:
-        """The first line of the docstring: what the rule reports."""
-        doc = inspect.getdoc(self) or ""
-        return doc.splitlines()[0] if doc else self.code
+        """The first line of the docstring: what the rule reports (read once per rule class)."""
+        cls = type(self)
+        if "_message" not in cls.__dict__:
+            doc = inspect.getdoc(self) or ""
+            cls._message = doc.splitlines()[0] if doc else self.code
+        return cls.__dict__["_message"]
 
     def check(self, ctx: RuleContext) -> list[Finding]:
         """Return the findings of this rule on one query.

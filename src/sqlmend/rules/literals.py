@@ -3,6 +3,11 @@
 Shared by the value rules (VL01..VL05), computed once per query and kept in
 ``ctx.memo``. Whether a text literal occurs is asked of the value index where
 that is exact (:func:`sqlmend.rules.values.index_decides`), else of the engine.
+
+A literal written many times (an ``IN`` list that repeats a value, the same value in two places) is
+checked once per column, and each distinct check draws :data:`LITERAL_COST` on the item's budget
+(``RuleContext.spend``), so a query of a hundred thousand literals ends within the item's budget
+with that reason instead of running on.
 """
 
 from __future__ import annotations
@@ -22,6 +27,18 @@ from sqlmend.types import Finding
 
 #: Operators whose literal must occur in the column for the comparison to mean anything.
 EQUALITY_OPS = {"eq": "=", "neq": "=", "in": "=", "not_in": "="}
+#: The item budget's charge for one distinct literal checked against its column, with what the
+#: value rules then do with it (estimated seconds; ``sqlmend bench pathological``'s IN lists).
+LITERAL_COST = 0.0002
+#: A finding's location longer than this (a comparison with a long IN list) names the literal in
+#: a shortened comparison instead of repeating the whole list in every finding.
+MAX_LOCATION = 1000
+#: Distinct literals of one query checked against their columns at most (Spider's queries have a
+#: handful); the others are left unchecked and the static stage's trace says so (``bounded``).
+MAX_LITERAL_CHECKS = 2000
+#: A column compared with at least this many literals the index cannot decide has them checked by the
+#: engine in one probe (:meth:`~sqlmend.rules.probe.Probe.matching`), not one probe each.
+BATCH_LITERALS = 20
 
 
 @dataclass
@@ -33,6 +50,7 @@ class AbsentLiteral:
     value: Any  # its Python value
     table: str
     column: str
+    written: str = ""  # the comparison as written (rendered once per comparison; shortened when long)
 
     @property
     def path(self) -> str:
@@ -40,7 +58,21 @@ class AbsentLiteral:
 
     @property
     def location(self) -> str:
-        return self.comparison.node.sql()
+        """The comparison as written; a long one (an IN list) shortened around this literal."""
+        text = self.written or self.comparison.node.sql()
+        if not text.endswith(" values)") or len(text) <= MAX_LOCATION or "(... " not in text:
+            return text
+        shown = ("'" + self.value.replace("'", "''") + "'") if isinstance(self.value, str) else str(self.value)
+        return text.replace("(... ", f"(... {shown} ... ", 1)
+
+
+def _written(cmp: Comparison) -> str:
+    """A comparison as its findings' location gives it: as written, or around the literal when long."""
+    text = cmp.node.sql() if len(cmp.literals) <= MAX_LOCATION // 4 else ""  # a long list is not rendered
+    if text and len(text) <= MAX_LOCATION:
+        return text
+    op = {"in": "IN", "not_in": "NOT IN"}.get(cmp.op, cmp.op.upper())
+    return f"{cmp.column.node.sql()} {op} (... {len(cmp.literals):,} values)"
 
 
 def absent_literals(ctx: RuleContext) -> list[AbsentLiteral]:
@@ -56,28 +88,63 @@ def absent_literals(ctx: RuleContext) -> list[AbsentLiteral]:
         return ctx.memo["absent"]
     out: list[AbsentLiteral] = []
     analysis = ctx.analysis
+    checked: dict[tuple, bool] = {}  # (table, column, literal) -> absent: each distinct literal once
+    unchecked = 0
+    found: list[tuple[Comparison, Any, Any, tuple]] = []
     if analysis.tree is not None:
+        asked: dict[tuple[str, str], list[tuple[tuple, Any, Any]]] = {}  # the engine's literals, by column
         for cmp in analysis.comparisons():
             ref = cmp.column
             if cmp.op not in EQUALITY_OPS or ref.status != "ok":
                 continue
             for lit in cmp.literals:
                 value = analysis.as_literal(lit)
-                if _absent(ctx, ref.table, ref.column, lit, value):
-                    out.append(AbsentLiteral(cmp, lit, value, ref.table, ref.column))
+                key = (ref.table, ref.column, ("s", value) if isinstance(value, str)
+                       else ("n", type(value).__name__, value) if value is not None else ("x", lit.sql()))
+                if key not in checked:
+                    if len(checked) >= MAX_LITERAL_CHECKS:
+                        unchecked += 1
+                        continue
+                    ctx.spend(LITERAL_COST, "literal checks")
+                    if index_decides(ctx, ref.table, ref.column, value):
+                        checked[key] = not ctx.values.contains(ref.table, ref.column, value)
+                    else:
+                        checked[key] = False  # until the engine says (below)
+                        asked.setdefault((ref.table, ref.column), []).append((key, lit, value))
+                found.append((cmp, lit, value, key))
+        for (table, column), items in asked.items():
+            matched = (ctx.probe.matching(table, column, [_literal_sql(ctx, lit, value) for _, lit, value in items])
+                       if len(items) >= BATCH_LITERALS and ctx.probe.non_null_count(table, column) else None)
+            for i, (key, lit, value) in enumerate(items):
+                checked[key] = (i not in matched) if matched is not None else _absent(ctx, table, column, lit, value)
+    written: dict[int, str] = {}
+    for cmp, lit, value, key in found:
+        if checked.get(key):
+            if id(cmp) not in written:
+                written[id(cmp)] = _written(cmp)
+            out.append(AbsentLiteral(cmp, lit, value, cmp.column.table, cmp.column.column, written[id(cmp)]))
+    if unchecked:
+        ctx.note_bounded(f"{unchecked:,} literal(s) not checked against their columns: at most "
+                         f"{MAX_LITERAL_CHECKS:,} distinct literals a query are")
     ctx.memo["absent"] = out
     return out
+
+
+def _literal_sql(ctx: RuleContext, lit: Any, value: Any) -> str:
+    """A literal as the probes write it (a string quoted again, anything else as the query wrote it)."""
+    return lit.sql(dialect=ctx.dialect) if not isinstance(value, str) else "'" + value.replace("'", "''") + "'"
 
 
 def _absent(ctx: RuleContext, table: str, column: str, lit: Any, value: Any) -> bool:
     """Whether no row of ``table`` holds ``value`` in ``column`` (a column with no values: False)."""
     if index_decides(ctx, table, column, value):
         return not ctx.values.contains(table, column, value)
+    vi = ctx.values
+    if vi is not None and isinstance(value, str) and vi.bounded(table, column):
+        ctx.note_bounded(vi.bounded(table, column))
     if not ctx.probe.non_null_count(table, column):
         return False
-    literal_sql = (lit.sql(dialect=ctx.dialect) if not isinstance(value, str)
-                   else "'" + value.replace("'", "''") + "'")
-    return ctx.probe.matches(table, column, "=", literal_sql) is False
+    return ctx.probe.matches(table, column, "=", _literal_sql(ctx, lit, value)) is False
 
 
 def replacement_fix(ctx: RuleContext, absent: AbsentLiteral, stored: Any) -> dict:
@@ -175,7 +242,12 @@ class LiteralRule(Rule):
     replaces: ClassVar[bool] = False
 
     def check(self, ctx: RuleContext) -> list[Finding]:
-        out = [f for absent in absent_literals(ctx) if (f := self.check_literal(ctx, absent)) is not None]
+        out = []
+        for absent in absent_literals(ctx):
+            ctx.check_bounds()
+            found = self.check_literal(ctx, absent)
+            if found is not None:
+                out.append(found)
         return unless_moot(ctx, out) if self.replaces else out
 
     def check_literal(self, ctx: RuleContext, absent: AbsentLiteral) -> Finding | None:

@@ -52,6 +52,9 @@ class StaticStage(StageBase):
         findings = check(ctx.db, ctx.sql, ctx.task.question, codes=self.settings.codes, context=rule_ctx)
         trace = StageTrace(stage=self.name, status="ran", findings=findings)
         trace.detail["probes"] = rule_ctx.probe.queries
+        bounded = [*rule_ctx.bounded, *rule_ctx.probe.bounded]
+        if bounded:  # a check answered from a sample, or a probe stopped at its limit: said, not hidden
+            trace.detail["bounded"] = bounded
         fixes = [fix for f in findings if f.severity == "strict" for fix in f.fixes]
         if self.settings.apply_fixes and fixes:
             trace.detail["fixes"] = fixes

@@ -79,7 +79,7 @@ def as_number(value: Any) -> float | None:
 
 
 def _indexed(vi: Any, table: str, column: str) -> bool:
-    return bool(vi.values(table, column)) and not vi.is_partial(table, column)
+    return bool(vi.size(table, column)) and not vi.is_partial(table, column)
 
 
 def index_decides(ctx: Any, table: str, column: str, value: Any) -> bool:
@@ -142,6 +142,29 @@ def case_only(literal: str, stored: str) -> bool:
     return literal.casefold() == stored.casefold()
 
 
+def _memo(fn: Any) -> Any:
+    """Answer a lookup once per rule context and arguments (the value rules ask the same literal
+    several times; an IN list may repeat it): a copy of the first answer after that."""
+    name = fn.__name__
+
+    def memoized(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        memo = getattr(ctx, "memo", None)
+        if memo is None:
+            return fn(ctx, *args, **kwargs)
+        key = (name, args, *kwargs.items()) if kwargs else (name, args)
+        try:
+            found = memo.get(key)
+        except TypeError:  # an argument that cannot be a key
+            return fn(ctx, *args, **kwargs)
+        if found is None:
+            found = memo[key] = fn(ctx, *args, **kwargs)
+        return list(found)
+
+    memoized.__doc__, memoized.__name__, memoized.__wrapped__ = fn.__doc__, name, fn
+    return memoized
+
+
+@_memo
 def spellings(ctx: Any, table: str, column: str, value: Any, limit: int = 5) -> list[str]:
     """Stored values of a column equal to ``value`` up to case and surrounding spaces.
 
@@ -170,6 +193,7 @@ def accent_variants(ctx: Any, table: str, column: str, value: Any, limit: int = 
     return [v for v in vi.find(table, column, value, mode="accent", limit=limit + 1) if v != value][:limit]
 
 
+@_memo
 def holders(ctx: Any, value: Any, exclude: tuple[str, str] | None = None,
             limit: int = 5) -> list[ValueMatch]:
     """Columns of the database that store ``value`` (up to case and surrounding spaces).
@@ -222,6 +246,7 @@ def _abbreviates(code: str, literal: str) -> bool:
     return short == _initials(lit)
 
 
+@_memo
 def variants(ctx: Any, table: str, column: str, value: Any, limit: int = 5) -> list[tuple[str, str]]:
     """Stored values of a column that ``value`` is another form of (see the module docstring).
 
@@ -239,7 +264,7 @@ def variants(ctx: Any, table: str, column: str, value: Any, limit: int = 5) -> l
     vi = ctx.values
     if vi is None:
         return []
-    stored = vi.values(table, column)
+    stored = vi.stored(table, column)
     if not stored:
         return []
     found: dict[str, str] = {}

@@ -28,6 +28,10 @@ same candidates on a busy machine as on an idle one, in a shard as in the whole 
 :class:`~sqlmend.errors.DeadlineExceeded` ("timed out"), never with fewer candidates. An engine
 that counts no work (PostgreSQL, DuckDB) adds the seconds its queries took instead and stops at
 ``max_seconds`` (``stopped="time"``): there the candidates can depend on the machine's load.
+
+Within a pipeline item each generated candidate also draws its :data:`COST` on the item's budget
+(``db.budget``, :meth:`~sqlmend.db.base.WorkBudget.spend`), which checks the item's wall-clock deadline
+and its caller's cancellation between candidates.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from typing import Any, Callable, Iterable
 from sqlmend import sql as sqlmod
 from sqlmend.errors import DatabaseError, DeadlineExceeded, SqlError
 from sqlmend.search.generators import Generator, SearchInput, all_generators
+from sqlmend.sql.schema import quote_built_names
 from sqlmend.stage import exec_error_text
 from sqlmend.types import ExecResult, Finding
 
@@ -103,6 +108,8 @@ class SearchResult:
     stopped: str = ""  # why the search stopped early ("beam", "budget", "time"), "" when exhausted
     work: int = 0  # the engine's work units of the executions (see COST)
     cost: float = 0.0  # the estimated seconds the budget was counted in
+    held: int = 0  # candidates ``admit`` held back (their results stay free for another candidate)
+    held_back: list[dict] = field(default_factory=list)  # the first of them: {"sql", "why"}
 
 
 def result_key(result: ExecResult) -> tuple:
@@ -125,8 +132,11 @@ def order_generators(findings: Iterable[Finding], generators: Iterable[Generator
 
 
 class _Runner:
-    def __init__(self, db: Any, original: Executed, settings: SearchSettings, deadline: float):
+    def __init__(self, db: Any, original: Executed, settings: SearchSettings, deadline: float,
+                 admit: Callable[[str], str | None] | None = None):
         self.db = db
+        self.admit = admit
+        self.held: list[dict] = []
         self.settings = settings
         self.deadline = deadline  # the wall-clock bound (max_seconds)
         self.dialect = getattr(db, "dialect", "sqlite")
@@ -139,6 +149,7 @@ class _Runner:
         self.uncounted = 0.0  # seconds of executions on an engine that counts no work
         self.counts_work = db.last_work() is not None  # the engine counts work: the clock is a safety net
         self.stopped = ""
+        self.item_budget = getattr(db, "budget", None)  # the item's (None outside a pipeline item)
 
     @property
     def cost(self) -> float:
@@ -179,6 +190,9 @@ class _Runner:
                 if self.full():
                     return
                 self.generated += 1
+                quote_built_names(tree, inp.schema)  # PostgreSQL's mixed-case names, as stored
+                if self.item_budget is not None:  # the item's budget counts the search's own work too
+                    self.item_budget.spend(COST["generated"], "the search's candidates")
                 try:
                     text = sqlmod.render(tree, dialect=self.dialect)
                 except SqlError:
@@ -201,6 +215,10 @@ class _Runner:
                     continue
                 self._count(started)
                 if not res.columns:
+                    continue
+                why = self.admit(text) if self.admit is not None else None
+                if why:  # held back: its result stays free for a candidate the caller admits
+                    self.held.append({"sql": text, "why": why})
                     continue
                 key = result_key(res)
                 if key in self.seen:
@@ -231,7 +249,8 @@ def execute_original(db: Any, text: str, timeout: float, max_rows: int,
 
 def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Finding] = (),
            settings: SearchSettings | None = None,
-           rank: Callable[[Executed, list[Executed]], list[float]] | None = None) -> SearchResult:
+           rank: Callable[[Executed, list[Executed]], list[float]] | None = None,
+           admit: Callable[[str], str | None] | None = None) -> SearchResult:
     """Search one- and two-edit repairs of ``original`` (see the module doc).
 
     Args:
@@ -241,6 +260,9 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
         findings: earlier stages' findings; their error types order the generators.
         settings: the bounds.
         rank: ``(original, candidates) -> scores``: which one-edit candidates get a second edit.
+        admit: ``candidate SQL -> why not`` (None: admitted): a candidate that runs but is not admitted
+            is held back (counted in ``held``), so that another candidate with its result is kept instead
+            (the search stage's second law for an original the engine refuses).
 
     Returns:
         The :class:`SearchResult` (no candidate when the original does not parse).
@@ -251,7 +273,7 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
         return SearchResult(original, [], seconds=time.perf_counter() - start)
     inp.max_per_node = settings.max_per_node
     gens = order_generators(findings)
-    runner = _Runner(db, original, settings, start + settings.max_seconds)
+    runner = _Runner(db, original, settings, start + settings.max_seconds, admit)
     failed = original.result is None
     if failed and settings.two_edits:
         runner.keep_failing = 50 if settings.expand_failing else 0
@@ -280,4 +302,4 @@ def search(db: Any, original: Executed, inp: SearchInput, findings: Iterable[Fin
             runner.run(base, gens, inp)
     return SearchResult(original, runner.out, runner.generated, runner.executed, runner.failed,
                         runner.duplicates, time.perf_counter() - start, runner.stopped, runner.work,
-                        round(runner.cost, 4))
+                        round(runner.cost, 4), held=len(runner.held), held_back=runner.held[:5])

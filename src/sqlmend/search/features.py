@@ -26,7 +26,7 @@ import numpy as np
 from sqlmend import sql as sqlmod
 from sqlmend.sql import ast
 from sqlmend.search.generators import SearchInput, all_generators
-from sqlmend.types import ExecResult
+from sqlmend.types import ExecResult, split_ref
 
 _CUES: dict[str, str] = {
     "count": r"\bhow many\b|\bnumber of\b|\bcount\b",
@@ -141,9 +141,10 @@ def _linking(f: Any, inp: SearchInput, question_low: str) -> dict[str, float]:
     sel = {c.qualified for c in f.columns.get("select", []) if c.table and c.scope == 0}
     where = {c.qualified for c in f.columns.get("where", []) if c.table}
     tables = {t.name.lower() for t in f.tables}
-    linked_cols = {k for k in links if "." in k}
-    unused = {k for k in linked_cols if k.split(".")[0] in tables and k not in cols}
-    unused_tables = {k for k in links if "." not in k and k not in tables}
+    linked_tables = inp.linked_tables
+    linked_cols = {k for k in links if k not in linked_tables}
+    unused = {k for k in linked_cols if split_ref(k)[0] in tables and k not in cols}
+    unused_tables = {k for k in linked_tables if k not in tables}
     lits = [lit for lit in f.literals if isinstance(lit.value, str)]
     nums = [lit for lit in f.literals if isinstance(lit.value, (int, float)) and not isinstance(lit.value, bool)
             and lit.clause != "limit"]

@@ -10,7 +10,8 @@ calls) is admitted only when one of these holds, checked in this order, and the 
 which (``detail["admitted_by"]``):
 
 1. ``original fails to run``: the engine refuses the query being rewritten (an error, not a
-   time-out): it cannot be right, so no correct query is lost;
+   time-out): it cannot be right, so no correct query is lost (and the pipeline has already held
+   the rewrite to the second law, as every stage's: :class:`sqlmend.guard.SecondLaw`);
 
    past this check, a rewrite that drops what the question names in the query it replaces (a
    quoted value or a number the question holds, a column whose name the question spells:

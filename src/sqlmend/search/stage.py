@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from sqlmend.guard import SecondLaw
 from sqlmend.search.adaptation import Adaptation, load as load_adaptation, observation as adapted_observation
 from sqlmend.search.engine import Executed, SearchResult, SearchSettings
 from sqlmend.search.generators import SearchInput
@@ -38,6 +39,9 @@ from sqlmend.types import StageTrace
 #: the five Spider-dev prediction files (107). Every candidate copies, renders and runs the whole
 #: query, so a query of hundreds of UNIONs or joins would spend a minute and a gigabyte on it.
 MAX_SEARCH_NODES = 500
+#: The longest text the search parses to count its nodes (far past 500 nodes of any query a person or
+#: a model writes): a wider one (an IN list of thousands of values) is skipped before it is parsed again.
+MAX_SEARCH_CHARS = 20_000
 
 
 class SearchOptions(StageSettings):
@@ -153,6 +157,10 @@ class SearchStage(StageBase):
         s = self.settings
         trace = StageTrace(stage=self.name, status="ran")
         result, error = ctx.execute()
+        if len(ctx.sql) > MAX_SEARCH_CHARS:  # far past MAX_SEARCH_NODES: not parsed once more to count them
+            trace.status = "skipped"
+            trace.note = f"the query is too large to search: {len(ctx.sql):,} characters (at most {MAX_SEARCH_CHARS:,})"
+            return self._done(trace, start), None
         orig = Executed(ctx.sql, result=result, error=error or ctx.parse_error, tree=ctx.tree())
         flags = [f.code for f in ctx.findings]
         if orig.error:
@@ -172,7 +180,7 @@ class SearchStage(StageBase):
             trace.status, trace.note = "skipped", "nothing flags this query (scope=flagged)"
             return self._done(trace, start), None
         schema = ctx.db.schema()
-        inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "")
+        inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "", dialect=ctx.dialect)
         verifier = self.verifier
         query = verifier.for_query(inp, orig, ctx.findings)  # the original featurized and scored once
         flagged = bool(flags)
@@ -187,19 +195,25 @@ class SearchStage(StageBase):
                 trace.note = f"nothing flags this query and the verifier trusts it ({orig.score:.3f} >= {below:g})"
                 return self._done(trace, start), None
             flags.append(f"verifier score {orig.score:.3f} < {below:g}")
-        found, ranked = query.search(ctx.db, ctx.findings, s.search_settings())
+        failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
+        # the second law: a candidate of a failing original that answers another question is no repair
+        admit = SecondLaw(ctx.db, orig.sql, ctx.task.question).check if failed else None
+        found, ranked = query.search(ctx.db, ctx.findings, s.search_settings(), admit=admit)
         cands = found.candidates
         trace.detail.update({"generated": found.generated, "executed": found.executed,
                              "distinct": len(cands), "failed": found.failed, "stopped": found.stopped,
                              "search_seconds": round(found.seconds, 4), "search_cost": found.cost})
+        if found.held:
+            trace.detail["second_law"] = {"held": found.held, "first": found.held_back}
         if not cands:
-            trace.note = f"{found.executed} candidate(s) executed, none with a new result"
+            held = (f"; {found.held} held back: each drops part of the query or adds a table it does not ask "
+                    "for (second law)") if found.held else ""
+            trace.note = f"{found.executed} candidate(s) executed, none with a new result{held}"
             return self._done(trace, start), found
         orig.score = query.original_score
         backend = ctx.backend("verifier")
         chosen: Executed | None = None
         adapted = False  # the choice is the adaptation's (issue 28)
-        failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
         no_margin = failed and s.failed_original == "replace"
         original, shown = orig.to_dict(), [c.to_dict() for c in ranked[: s.top]]
         if s.rerank == "cross":

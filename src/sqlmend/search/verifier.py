@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -243,7 +243,8 @@ class QueryScorer:
         """P(correct) of each candidate."""
         return self.model.proba(self.rows(candidates)).tolist() if candidates else []
 
-    def search(self, db: Any, findings: list[Any], settings: SearchSettings) -> tuple[SearchResult, list[Executed]]:
+    def search(self, db: Any, findings: list[Any], settings: SearchSettings,
+               admit: Callable[[str], str | None] | None = None) -> tuple[SearchResult, list[Executed]]:
         """Run the repair search from the original, this verifier ranking which one-edit candidates get
         a second edit; then score the candidates it did not rank.
 
@@ -251,6 +252,7 @@ class QueryScorer:
             db: the open database.
             findings: earlier stages' findings (they order the generators).
             settings: the search's bounds.
+            admit: the search's ``admit`` (:func:`sqlmend.search.engine.search`).
 
         Returns:
             The search's result and its candidates, every one scored, best first.
@@ -259,7 +261,7 @@ class QueryScorer:
         def rank(original: Executed, cands: list[Executed]) -> list[float]:
             return self.scores(cands)
 
-        found = search(db, self.original, self.inp, findings, settings, rank=rank)
+        found = search(db, self.original, self.inp, findings, settings, rank=rank, admit=admit)
         # one-edit candidates were scored when the search ranked them: score only the rest
         rest = [c for c in found.candidates if c.score is None]
         for c, sc in zip(rest, self.scores(rest)):

@@ -19,7 +19,12 @@ carries a server path (:mod:`sqlmend.service.scrub`).
 Admission (:mod:`sqlmend.service.limits`, :class:`ServiceSettings`): optional
 bearer token (401), body size limit (413), at most ``max_concurrency`` requests
 corrected at once with ``max_queue`` more waiting, beyond that 503 with
-``Retry-After``; a request still running at its deadline is answered 504.
+``Retry-After``; a request still running at its deadline is answered 504 and its correction is told
+to stop (it ends at its next unit of work: ``sqlmend.db.base.WorkBudget.cancel``), so its thread
+serves the next request. A request whose SQL is longer than ``wide_sql_chars`` (an IN list of
+thousands of values) runs on a lane of its own (``wide_concurrency`` threads, one by default): wide
+requests never hold every thread, nor most of the interpreter's time (its lock runs one Python thread
+at a time), and a normal one sent during them is answered.
 
 One :class:`~sqlmend.pipeline.Pipeline` per endpoint serves every request: built
 once when the app is made (models and indexes load once), shared by the worker
@@ -33,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
@@ -132,6 +138,7 @@ class Service:
         self.correctors = Correctors(self.pipe, self.checker)
         self.gate = Gate(settings.max_concurrency + settings.max_queue)
         self.executor = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="sqlmend-serve")
+        self.wide = ThreadPoolExecutor(settings.wide_concurrency, thread_name_prefix="sqlmend-wide")
         self.metrics = Metrics()
         store = (config.options.get("memory") or {}).get("store") or None
         self.memory_store = "postgresql" if is_url(store) else "folder"
@@ -164,10 +171,11 @@ class Service:
         return Task(question_id=req.question_id, db_id=req.db_id or database_name(req.db or ""), question=req.question,
                     sql=req.sql, evidence=req.evidence, db=req.db or None)
 
-    def correct(self, task: Task, check: bool = False) -> dict[str, Any]:
+    def correct(self, task: Task, check: bool = False, cancel: threading.Event | None = None) -> dict[str, Any]:
         """Correct (or check) one task in a worker thread and return its scrubbed answer: the
-        record of :meth:`sqlmend.api.Correctors.answer`, the one path of every door."""
-        body = self.correctors.answer(task, check).to_dict()
+        record of :meth:`sqlmend.api.Correctors.answer`, the one path of every door (``cancel``: set
+        when the request's deadline passes)."""
+        body = self.correctors.answer(task, check, cancel).to_dict()
         self.metrics.record_correction(body)
         return self.scrub.value(body)
 
@@ -178,8 +186,10 @@ class Service:
             raise Refusal(503, "service saturated: too many requests in flight, retry later", "saturated",
                           {"Retry-After": str(self.settings.retry_after)})
         self.metrics.in_flight.set(self.gate.in_flight)
+        cancel = threading.Event()
+        lane = self.wide if len(req.sql) > self.settings.wide_sql_chars else self.executor
         try:
-            future = self.executor.submit(self.correct, task, check)
+            future = lane.submit(self.correct, task, check, cancel)
         except RuntimeError:  # shutting down
             self.gate.leave()
             raise Refusal(503, "service shutting down", "shutdown",
@@ -188,6 +198,7 @@ class Service:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.deadline)
         except asyncio.TimeoutError:
+            cancel.set()  # nobody waits for it any more: its work stops at its next unit
             raise Refusal(504, f"deadline of {self.settings.deadline:g} s exceeded", "deadline") from None
 
     def _leave(self, _: Any) -> None:
@@ -214,6 +225,7 @@ class Service:
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.wide.shutdown(wait=False, cancel_futures=True)
         self.correctors.close()
 
 

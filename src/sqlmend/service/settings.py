@@ -22,6 +22,11 @@ class ServiceSettings(BaseModel):
     deadline: float = Field(30.0, gt=0, description="seconds a request may take; later: 504 "
                                                     "(SQL time limits are capped to it)")
     max_concurrency: int = Field(4, ge=1, description="requests corrected at once (threads)")
+    wide_sql_chars: int = Field(8192, ge=1, description="a request whose SQL is longer runs on a lane of its own "
+                                                       "(wide_concurrency threads), so that wide queries never hold "
+                                                       "the threads, or the interpreter, from the others")
+    wide_concurrency: int = Field(1, ge=1, description="wide requests corrected at once (their own threads; the "
+                                                      "others wait in their lane)")
     max_queue: int = Field(64, ge=0, description="requests waiting for a thread; beyond: 503")
     retry_after: int = Field(1, ge=1, description="seconds in the Retry-After header of a 503")
     log_requests: bool = Field(True, description="one JSON log line per request on stderr")

@@ -21,10 +21,11 @@ from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render, restyle, transpile
 from sqlmend.sql.resolve import Resolver
 from sqlmend.sql.safety import check_read_only, check_read_only_tree, is_read_only
+from sqlmend.sql.schema import table_key, table_name
 
 # sqlglot logs its own warnings ("... contains unsupported syntax. Falling back to parsing as a
 # 'Command'"); sqlmend reports what it cannot read as errors and findings, so they stay quiet.
 logging.getLogger("sqlglot").setLevel(logging.CRITICAL)
 
 __all__ = ["Features", "Resolver", "ast", "fixes", "check_read_only", "check_read_only_tree", "conjuncts", "diff", "kept_share", "from_tables", "features", "is_read_only", "normalize", "parse",
-           "render", "restyle", "transpile"]
+           "render", "restyle", "table_key", "table_name", "transpile"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sqlmend.sql.schema import table_name
+
 #: the argument of a SELECT (or set operation) -> our clause name
 _CLAUSE = {
     "expressions": "select",
@@ -89,8 +91,9 @@ def from_tables(tree: exp.Expression) -> tuple[list[tuple[str, str | None]], lis
         return [], []
     sources = [select.args.get("from") or select.args.get("from_")]
     sources = [s.this for s in sources if s is not None] + [j.this for j in select.args.get("joins") or []]
-    tables = [(t.name, t.alias or None) for t in sources if isinstance(t, exp.Table) and t.name]
-    by_ref = {(alias or name).lower(): name for name, alias in tables}
+    read = [t for t in sources if isinstance(t, exp.Table) and t.name]
+    tables = [(table_name(t), t.alias or None) for t in read]
+    by_ref = {t.alias_or_name.lower(): name for t, (name, _) in zip(read, tables)}
     joins = []
     for j in select.args.get("joins") or []:
         on = j.args.get("on")

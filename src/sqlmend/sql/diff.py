@@ -31,7 +31,7 @@ from sqlmend.errors import SqlParseError
 from sqlmend.sql.dialects import resolve
 from sqlmend.sql.normalize import normalize
 from sqlmend.sql.parse import parse
-from sqlmend.sql.schema import SchemaLike
+from sqlmend.sql.schema import SchemaLike, as_mapping, table_key, table_name
 from sqlmend.types import Edit
 
 
@@ -78,7 +78,7 @@ def _order_by_expressions(tree: exp.Expression) -> None:
 
 
 def _alias_tables(tree: exp.Expression) -> dict[str, str]:
-    return {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)}
+    return {t.alias_or_name.lower(): table_name(t).lower() for t in tree.find_all(exp.Table)}
 
 
 def _diff_query(a, b, path, edits, tables, dialect) -> None:
@@ -235,3 +235,99 @@ def dropped_names(original: str, candidate: str, question: str, dialect: str = "
     """
     text = candidate.casefold()
     return [name for name in question_names(original, question, dialect) if name not in text]
+
+
+#: The predicates :func:`clause_shape` counts (a comparison, a membership, a pattern, a null test, EXISTS).
+_PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.Glob, exp.In,
+               exp.Between, exp.Is, exp.Exists, exp.NullSafeEQ, exp.NullSafeNEQ, exp.RegexpLike, exp.SimilarTo)
+
+#: What :func:`clause_shape` counts, as a person reads it.
+SHAPE_PARTS = {"predicate": "WHERE/HAVING predicate", "projection": "projected column", "group": "GROUP BY item",
+               "order": "ORDER BY item", "having": "HAVING clause", "limit": "LIMIT", "join": "join",
+               "select": "SELECT (subquery or set operation arm)", "aggregate": "aggregate function"}
+
+
+def clause_shape(tree: exp.Expression) -> Counter:
+    """How many of each clause a query has, schema-free (:data:`SHAPE_PARTS`): the predicates of its
+    WHERE and HAVING clauses (a WHERE predicate moved to HAVING counts the same), its projected columns,
+    GROUP BY and ORDER BY items, HAVING clauses, LIMITs, joins, SELECTs and aggregate functions, over every
+    SELECT (``MIN(COUNT(*))`` that loses its ``MIN`` answers another question).
+
+    >>> sorted(clause_shape(parse("SELECT a, b FROM t JOIN u ON t.x = u.x WHERE a = 1 OR a = 2")).items())
+    [('join', 1), ('predicate', 2), ('projection', 2), ('select', 1)]
+    >>> clause_shape(parse("SELECT min(count(*)) FROM t GROUP BY a"))["aggregate"]
+    2
+    """
+    shape: Counter = Counter()
+    for node in tree.walk():
+        if isinstance(node, exp.Select):
+            shape["select"] += 1
+            shape["projection"] += len(node.expressions)
+        elif isinstance(node, exp.Group):
+            shape["group"] += len(node.expressions)
+        elif isinstance(node, exp.Order):
+            shape["order"] += len(node.expressions)
+        elif isinstance(node, exp.Having):
+            shape["having"] += 1
+        elif isinstance(node, (exp.Limit, exp.Fetch)):
+            shape["limit"] += 1
+        elif isinstance(node, exp.Join):
+            shape["join"] += 1
+        elif isinstance(node, exp.AggFunc):
+            shape["aggregate"] += 1
+        elif isinstance(node, _PREDICATES):
+            holder = node.find_ancestor(exp.Where, exp.Having, exp.Join, exp.Select)
+            if isinstance(holder, (exp.Where, exp.Having)):
+                shape["predicate"] += 1
+    return shape
+
+
+@lru_cache(maxsize=256)
+def _shape_of(text: str, dialect: str) -> Counter | None:
+    """:func:`clause_shape` of a text (None when it does not parse); cached, so shared: read it only."""
+    try:
+        return clause_shape(parse(text, dialect))
+    except SqlParseError:
+        return None
+
+
+def dropped_clauses(original: str, candidate: str, dialect: str = "sqlite") -> list[str]:
+    """What of ``original``'s clauses ``candidate`` no longer has (:func:`clause_shape`, count by count):
+    ``["WHERE/HAVING predicate (2 -> 1)"]``; empty when it drops none, or when either does not parse
+    (then there is nothing to compare).
+
+    >>> dropped_clauses("SELECT name FROM t WHERE a = 1 OR a = 2 GROUP BY name",
+    ...                 "SELECT name FROM t WHERE a = 1")
+    ['WHERE/HAVING predicate (2 -> 1)', 'GROUP BY item (1 -> 0)']
+    """
+    before, after = _shape_of(original, dialect), _shape_of(candidate, dialect)
+    if before is None or after is None:
+        return []
+    return [f"{SHAPE_PARTS[k]} ({before[k]} -> {after[k]})" for k in SHAPE_PARTS if after[k] < before[k]]
+
+
+def table_names(text: str, dialect: str = "sqlite", schema: SchemaLike | None = None) -> list[str]:
+    """The tables a query reads (lower case, CTE names left out, in text order, once each); empty when it
+    does not parse. A table written ``schema.name`` is named so, or, with the ``schema`` it is read
+    against, by its key there (:func:`sqlmend.sql.schema.table_key`)."""
+    try:
+        tree = parse(text, dialect)
+    except SqlParseError:
+        return []
+    mapping = as_mapping(schema)
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    out: list[str] = []
+    for t in tree.find_all(exp.Table):
+        name = table_key(t, mapping).lower()
+        if t.name and name not in ctes and name not in out:
+            out.append(name)
+    return out
+
+
+def identifiers(text: str, dialect: str = "sqlite") -> list[str]:
+    """The names a query's text writes (sqlglot's identifier tokens, quoted or not, without quotes)."""
+    try:
+        tokens = Dialect.get_or_raise(resolve(dialect) or dialect).tokenize(text)
+    except Exception:  # an untokenizable text names nothing
+        return []
+    return [t.text for t in tokens if t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)]

@@ -17,7 +17,7 @@ from sqlglot import exp
 from sqlmend.sql.clauses import clause_of
 from sqlmend.sql.parse import DIALECT_KEY, ORIGINAL_KEY, parse
 from sqlmend.sql.resolve import Resolver, is_double_quoted
-from sqlmend.sql.schema import SchemaLike, as_mapping
+from sqlmend.sql.schema import SchemaLike, as_mapping, table_key
 from sqlmend.sql.scopes import ScopeInfo, analyse
 
 #: comparison node -> operator name
@@ -32,7 +32,7 @@ _CASE_INSENSITIVE = {"like", "not like"}
 
 @dataclass
 class TableRef:
-    name: str  # the table (or CTE) name as written
+    name: str  # the table (or CTE) name as written (``schema.name`` when qualified: ``sql.schema.table_key``)
     alias: str  # the alias in scope (the name itself when there is none)
     scope: int
     node: exp.Expression
@@ -174,7 +174,7 @@ def features(tree: exp.Expression | str, schema: SchemaLike | None = None,
         n = index[id(info)]
         for alias, (node, table, _cols) in info.sources.items():
             if isinstance(node, exp.Table):
-                out.tables.append(TableRef(name=node.name, alias=node.alias_or_name, scope=n, node=node))
+                out.tables.append(TableRef(name=table_key(node, mapping), alias=node.alias_or_name, scope=n, node=node))
         for col in info.columns:
             if col.is_star:
                 continue
@@ -324,7 +324,7 @@ def _select_info(info: ScopeInfo, n: int, out: Features, resolver: Resolver) -> 
     for join in select.args.get("joins") or []:
         table_node = join.this
         alias = table_node.alias_or_name.lower()
-        ref = TableRef(name=table_node.name if isinstance(table_node, exp.Table) else alias,
+        ref = TableRef(name=table_key(table_node, resolver.mapping) if isinstance(table_node, exp.Table) else alias,
                        alias=table_node.alias_or_name, scope=n, node=table_node)
         on = join.args.get("on")
         kind = "natural" if join.method and join.method.lower() == "natural" else \

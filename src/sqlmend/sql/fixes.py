@@ -10,7 +10,13 @@ Operations:
     (a string literal for ``str``, a number otherwise).
 ``qualify_column``  ``{"path", "expect", "table"}``: the column gets the qualifier ``table``.
 ``replace_column``  ``{"path", "expect", "column", "table"}``: the column is renamed
-    (and requalified when ``table`` is given).
+    (and requalified when ``table`` is given); a name that is a reserved word is written quoted.
+``rename_table``  ``{"path", "expect", "name", "schema"?}``: the table in FROM/JOIN at ``path`` reads the
+    schema table ``name`` instead; its alias (and a schema qualifier) stay as written, but for
+    ``schema``: a table of another schema is read from there (``employees`` -> ``hr.employees``).
+``replace_span``  ``{"start", "end", "expect", "value"}``: the characters ``start:end`` of the text,
+    which read ``expect``, become ``value``; applied to the text before it is parsed, for what no
+    parser reads (a table written as a keyword: ``FROM like`` for ``Likes``). :func:`apply` only.
 ``set_distinct``  ``{"path", "expect"}``: the SELECT at ``path`` gets DISTINCT.
 ``key_lookup``  ``{"path", "expect", "table", "key", "column", "value"}``: the comparison
     ``col = literal`` (``<>``: NOT IN) at ``path`` becomes ``col IN (SELECT key FROM table
@@ -41,11 +47,13 @@ from sqlglot import exp
 
 from sqlmend.errors import FixError
 from sqlmend.sql.foreign import transpiled
+from sqlmend.sql.names import needs_quotes
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
+from sqlmend.sql.schema import identifier
 
-OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "set_distinct", "key_lookup", "bridge_join",
-              "is_null", "cast", "transpile")
+OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "rename_table", "replace_span", "set_distinct",
+              "key_lookup", "bridge_join", "is_null", "cast", "transpile")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
@@ -89,6 +97,14 @@ def replace_column(node: Any, column: str, table: str | None = None, dialect: st
             "column": column, "table": table or node.table or None}
 
 
+def _ident(name: str, dialect: str = "sqlite") -> Any:
+    """An identifier, quoted when the name is a reserved word or not a plain identifier, or, on PostgreSQL,
+    not all lower case (:func:`sqlmend.sql.schema.identifier`: an unquoted name is folded there)."""
+    if needs_quotes(name):
+        return exp.to_identifier(name, quoted=True)
+    return identifier(name, dialect)
+
+
 def _literal(value: Any) -> Any:
     if isinstance(value, str):
         return exp.Literal.string(value)
@@ -98,26 +114,41 @@ def _literal(value: Any) -> Any:
     return exp.Neg(this=node) if value < 0 else node
 
 
-def _replacement(node: Any, fix: dict) -> Any:
+def _replacement(node: Any, fix: dict, dialect: str = "sqlite") -> Any:
     op = fix.get("op")
     if op == "replace_literal":
         return _literal(fix["value"])
     if op in ("qualify_column", "replace_column"):
         if not isinstance(node, exp.Column):
             raise FixError(f"{op} needs a column, found {type(node).__name__}")
-        name = fix.get("column") or node.name
+        if fix.get("column"):
+            name = _ident(fix["column"], dialect)  # a stored name: quoted where it must be
+        elif dialect == "postgres":  # the column as written, its quotes too (its case depends on them)
+            name = node.this.copy()
+        else:
+            name = _ident(node.name)
         table = fix.get("table") or node.table or None
-        return exp.column(name, table=table)
+        return exp.column(name, table=_ident(table) if table else None)
+    if op == "rename_table":
+        if not isinstance(node, exp.Table):
+            raise FixError(f"rename_table needs a table, found {type(node).__name__}")
+        new = node.copy()
+        new.set("this", _ident(fix["name"], dialect))
+        if fix.get("schema"):  # a table of another schema: read from there
+            new.set("db", _ident(fix["schema"], dialect))
+        return new
     if op == "key_lookup":
-        return _key_lookup(node, fix)
+        return _key_lookup(node, fix, dialect)
     if op == "bridge_join":
-        return _bridge_join(node, fix)
+        return _bridge_join(node, fix, dialect)
     if op == "is_null":
         return _is_null(node)
     if op == "cast":
         return exp.Cast(this=node.copy(), to=exp.DataType.build(fix["type"]))
     if op == "transpile":
         raise FixError("transpile rewrites the whole text: apply it with fixes.apply, alone")
+    if op == "replace_span":
+        raise FixError("replace_span changes the text, not a tree: apply it with sql.fixes.apply")
     if op == "set_distinct":
         if not isinstance(node, exp.Select):
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
@@ -135,29 +166,42 @@ def _is_null(node: Any) -> Any:
     return exp.Not(this=test) if isinstance(node, exp.NEQ) else test
 
 
-def _key_lookup(node: Any, fix: dict) -> Any:
+def _table(key: str, dialect: str) -> Any:
+    """A schema table named by its key (``name`` or ``schema.name``) as a FROM / JOIN table."""
+    schema, _, name = key.rpartition(".")
+    table = exp.Table(this=identifier(name, dialect))
+    if schema:
+        table.set("db", identifier(schema, dialect))
+    return table if dialect == "postgres" or schema else exp.to_table(key)
+
+
+def _key_lookup(node: Any, fix: dict, dialect: str = "sqlite") -> Any:
     if not isinstance(node, (exp.EQ, exp.NEQ)):
         raise FixError(f"key_lookup needs = or <>, found {type(node).__name__}")
     column = next((side for side in (node.this, node.expression) if isinstance(side, exp.Column)), None)
     if column is None:
         raise FixError("key_lookup needs a column on one side")
-    lookup = (exp.select(exp.column(fix["key"])).from_(exp.to_table(fix["table"]))
-              .where(exp.EQ(this=exp.column(fix["column"]), expression=_literal(fix["value"]))))
+    lookup = (exp.select(exp.column(identifier(fix["key"], dialect))).from_(_table(fix["table"], dialect))
+              .where(exp.EQ(this=exp.column(identifier(fix["column"], dialect)), expression=_literal(fix["value"]))))
     found = exp.In(this=column.copy(), query=exp.Subquery(this=lookup))
     return exp.Not(this=found) if isinstance(node, exp.NEQ) else found
 
 
-def _bridge_join(node: Any, fix: dict) -> tuple[Any, Any]:
+def _bridge_join(node: Any, fix: dict, dialect: str = "sqlite") -> tuple[Any, Any]:
     join = node.find_ancestor(exp.Join)
     if not isinstance(node, exp.EQ) or join is None or not isinstance(join.parent, exp.Select):
         raise FixError("bridge_join needs an equality in a JOIN ... ON")
     (left, near_column, bridge_column), (far_column, right, right_column) = fix["near"], fix["far"]
     table = fix["table"]
-    on = exp.EQ(this=exp.column(near_column, table=left), expression=exp.column(bridge_column, table=table))
-    bridge = exp.Join(this=exp.to_table(table), on=on,
+    name = table.rpartition(".")[2]  # the bridge named by its own name (a schema table's key is schema.name)
+
+    def col(column: str, of: str) -> Any:
+        return exp.column(identifier(column, dialect), table=of)
+
+    on = exp.EQ(this=col(near_column, left), expression=col(bridge_column, name))
+    bridge = exp.Join(this=_table(table, dialect), on=on,
                       **{k: join.args[k] for k in ("side", "kind") if join.args.get(k)})
-    return (exp.EQ(this=exp.column(far_column, table=table), expression=exp.column(right_column, table=right)),
-            bridge)
+    return exp.EQ(this=col(far_column, name), expression=col(right_column, right)), bridge
 
 
 def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
@@ -184,7 +228,7 @@ def apply_tree(tree: Any, fixes: list[dict], dialect: str = "sqlite") -> Any:
         expect = fix.get("expect")
         if expect is not None and node.sql(dialect=dialect) != expect:
             raise FixError(f"node at {path!r} is {node.sql(dialect=dialect)!r}, not {expect!r}")
-        new = _replacement(node, fix)
+        new = _replacement(node, fix, dialect)
         if path in planned:
             if planned[path][1] != new:
                 raise FixError(f"conflicting fixes at {path!r}")
@@ -230,5 +274,12 @@ def apply(text: str, fixes: list[dict], dialect: str = "sqlite") -> str:
         if whole[0].get("expect") is not None and whole[0]["expect"] != text:
             raise FixError("the transpile fix was planned on another text")
         return transpiled(text, whole[0]["read"], dialect)
-    tree = apply_tree(parse(text, dialect=dialect), fixes, dialect)
+    spans = [f for f in fixes if f.get("op") == "replace_span"]
+    for fix in sorted(spans, key=lambda f: -f["start"]):  # from the end: earlier offsets stay valid
+        start, end = fix["start"], fix["end"]
+        if text[start:end] != fix.get("expect", text[start:end]):
+            raise FixError(f"characters {start}:{end} are {text[start:end]!r}, not {fix['expect']!r}")
+        text = text[:start] + fix["value"] + text[end:]
+    rest = [f for f in fixes if f.get("op") != "replace_span"]
+    tree = apply_tree(parse(text, dialect=dialect), rest, dialect)
     return render(tree, dialect=dialect, original=text)

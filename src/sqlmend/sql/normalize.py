@@ -28,7 +28,7 @@ from sqlmend.errors import QualifyError
 from sqlmend.sql.dialects import resolve as resolve_dialect
 from sqlmend.sql.parse import DIALECT_KEY, ORIGINAL_KEY, parse
 from sqlmend.sql.resolve import check_tables, resolve_columns
-from sqlmend.sql.schema import SchemaLike, as_mapping
+from sqlmend.sql.schema import Relations, SchemaLike, as_mapping, qualified_mapping, table_key
 from sqlmend.sql.scopes import analyse
 
 #: key of ``tree.meta``: how many double-quoted tokens normalize turned into strings
@@ -69,12 +69,18 @@ def normalize(tree_or_text: exp.Expression | str, schema: SchemaLike | None,
     _mark_order_items(tree)
     if not output_aliases:
         _mark_unaliased(tree)
+    nested = qualified_mapping(mapping)
+    if nested is not None:
+        _name_in_schema(tree, mapping)
     try:
-        tree = qualify(tree, schema=mapping or None, dialect=read or None, expand_stars=False,
+        tree = qualify(tree, schema=nested or mapping or None, dialect=read or None, expand_stars=False,
                        quote_identifiers=False, identify=False, validate_qualify_columns=bool(mapping),
                        allow_partial_qualification=not mapping)
     except OptimizeError as e:
         raise QualifyError(f"cannot qualify the columns: {e}") from e
+    finally:
+        if nested is not None:
+            _names_as_written(tree)
     _canonical_aliases(tree, mapping)
     _expand_order_aliases(tree, every=not output_aliases)
     if not output_aliases:
@@ -84,6 +90,35 @@ def normalize(tree_or_text: exp.Expression | str, schema: SchemaLike | None,
     tree.meta[DIALECT_KEY] = read
     tree.meta[QUOTED_STRINGS_KEY] = converted
     return tree
+
+
+_WRITTEN_KEY = "sqlmend_written_name"  # a table's name as written, while the qualifier reads it in its schema
+
+
+def _name_in_schema(tree: exp.Expression, mapping: Relations) -> None:
+    """Name every schema table of the query ``schema.name`` (lower case), as the qualifier's mapping of a
+    database with schema-qualified keys has it; :func:`_names_as_written` puts the written names back."""
+    plain = {key: schema_name.split(".", 1)[0] for schema_name, key in mapping.aliases.items()}
+    for table in tree.find_all(exp.Table):
+        key = table_key(table, mapping).lower()
+        if key not in mapping:
+            continue
+        schema, name = mapping.parts.get(key) or (plain.get(key, ""), key)
+        table.meta[_WRITTEN_KEY] = (table.args.get("this"), table.args.get("db"), table.args.get("catalog"))
+        table.set("this", exp.to_identifier(name))
+        table.set("db", exp.to_identifier(schema))
+        table.set("catalog", None)
+        if not table.alias:  # the columns that name the table as written keep doing so
+            written = table.meta[_WRITTEN_KEY][0]
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(written.name)))
+
+
+def _names_as_written(tree: exp.Expression) -> None:
+    for table in tree.find_all(exp.Table):
+        written = table.meta.pop(_WRITTEN_KEY, None)
+        if written is not None:
+            for key, value in zip(("this", "db", "catalog"), written):
+                table.set(key, value)
 
 
 _UNALIASED_KEY = "sqlmend_unaliased"

@@ -21,7 +21,7 @@ from rapidfuzz import fuzz, process
 from sqlglot import exp
 
 from sqlmend.errors import AmbiguousColumnError, UnknownColumnError, UnknownTableError
-from sqlmend.sql.schema import SchemaLike, as_mapping
+from sqlmend.sql.schema import SchemaLike, as_mapping, table_key
 from sqlmend.sql.scopes import STAR, ScopeInfo, analyse
 
 
@@ -350,6 +350,7 @@ class Resolver:
         out: dict[str, str] = {}
         for t in self.tree.find_all(exp.Table):
             if t.name:
-                out[t.alias_or_name.lower()] = t.name
-                out[t.name.lower()] = t.name
+                key = table_key(t, self.mapping)
+                out[t.alias_or_name.lower()] = key
+                out[key.lower()] = key
         return out

@@ -8,6 +8,8 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from sqlmend.sql.schema import table_key
+
 STAR = "*"  # marks a source whose columns are unknown (a derived table selecting *)
 
 
@@ -17,7 +19,8 @@ class ScopeInfo:
 
     scope: Scope
     parent: ScopeInfo | None
-    #: alias (lower-cased) -> (Table/Subquery node, schema table name or None, column names or {STAR})
+    #: alias (lower-cased) -> (Table/Subquery node, schema table key (``sql.schema.table_key``) or None,
+    #: column names or {STAR})
     sources: dict[str, tuple[exp.Expression, str | None, set[str]]] = field(default_factory=dict)
     columns: list[exp.Column] = field(default_factory=list)  # the columns written in this scope
 
@@ -54,7 +57,7 @@ def source_columns(node, mapping: dict[str, dict[str, str]]) -> set[str]:
             return {STAR}
         return {n.lower() for n in getattr(expr, "named_selects", [])}
     if isinstance(node, exp.Table):
-        return set(mapping.get(node.name.lower(), {})) or {STAR}
+        return set(mapping.get(table_key(node, mapping).lower(), {})) or {STAR}
     return {STAR}
 
 
@@ -88,7 +91,7 @@ def analyse(tree: exp.Expression, mapping: dict[str, dict[str, str]]) -> list[Sc
             if not isinstance(node, exp.Table) and isinstance(node.parent, exp.Subquery):
                 node = node.parent  # a derived table: the node that carries the alias
             # node: the Table or Subquery written in FROM/JOIN; src: a Table or a Scope (CTE, derived)
-            table = src.name if isinstance(src, exp.Table) else None
+            table = table_key(src, mapping) if isinstance(src, exp.Table) else None
             info.sources[alias.lower()] = (node, table, source_columns(src, mapping))
     for col in tree.find_all(exp.Column):
         owner = col.parent

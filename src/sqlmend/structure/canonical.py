@@ -16,7 +16,8 @@ from sqlmend.types import Schema
 
 
 def scope_tables(sel) -> dict[str, str]:
-    """``{alias or name (lower): table name}`` of the tables a SELECT reads directly.
+    """``{alias or name (lower): table name}`` of the tables a SELECT reads directly (``schema.name`` where
+    the query qualifies it, which ``Schema.table`` finds).
 
     Args:
         sel: an ``ast.Select`` node.
@@ -27,7 +28,7 @@ def scope_tables(sel) -> dict[str, str]:
     out: dict[str, str] = {}
     for t in sel.find_all(ast.Table):
         if t.parent_select is sel and t.name:
-            out[(t.alias or t.name).lower()] = t.name
+            out[(t.alias or t.name).lower()] = sqlmod.table_name(t)
     return out
 
 

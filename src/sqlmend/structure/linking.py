@@ -7,6 +7,9 @@ Builds the cross edges ``E_Link`` of ErrorLLM's question-schema structure
   (underscores read as spaces);
 * ``lemma`` — equal after a light English lemmatization (plurals, -ing, -ed);
 * ``fuzzy`` — rapidfuzz similarity at least ``fuzzy_threshold``;
+* ``comment`` — a phrase of the question is a phrase of the table's or column's comment (what the
+  database says the name means: ``dept`` commented "department the employee works in" links
+  "department"), after the same lemmatization;
 * ``value`` — a phrase is a value stored in a column (through the value index
   of ``sqlmend.db``, when one is given);
 * ``embedding`` — cosine similarity of sentence embeddings at least
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from sqlmend.types import Schema
 
@@ -40,7 +44,7 @@ class Link:
 
     phrase: str
     target: str  # "table" or "table.column"
-    kind: str  # exact | lemma | fuzzy | value | embedding
+    kind: str  # exact | lemma | fuzzy | comment | value | embedding
     score: float = 1.0
     value: str | None = None  # the stored value, for value links
 
@@ -80,6 +84,32 @@ def _name_words(name: str) -> str:
     return re.sub(r"[_\s]+", " ", re.sub(r"([a-z])([A-Z])", r"\1 \2", name)).strip().lower()
 
 
+@lru_cache(maxsize=64)
+def _targets(tables: tuple[tuple[str, str, tuple[str, ...]], ...]) -> tuple[tuple[str, str, str], ...]:
+    """The names a question links to, once per schema (by its tables' and columns' names): ``(target,
+    its words, their lemmas)``, tables then each table's columns, names of no words or a stopword left out.
+    ``tables``: ``(key, own name, columns)``; a table of another schema is named by its own name."""
+    out = []
+    for table, own, columns in tables:
+        for target, name in [(table, own), *((f"{table}.{c}", c) for c in columns)]:
+            words = _name_words(name)
+            if not words or words in STOPWORDS:
+                continue
+            out.append((target, words, " ".join(lemma(w) for w in words.split())))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _index(targets: tuple[tuple[str, str, str], ...]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """The positions of :func:`_targets`' names by their words and by their lemmas."""
+    by_words: dict[str, list[int]] = {}
+    by_lemmas: dict[str, list[int]] = {}
+    for j, (_, words, wl) in enumerate(targets):
+        by_words.setdefault(words, []).append(j)
+        by_lemmas.setdefault(wl, []).append(j)
+    return by_words, by_lemmas
+
+
 def value_candidates(question: str) -> list[str]:
     """Phrases of a question that may be cell values: quoted text, capitalized runs, numbers."""
     out = [m.strip() for m in _QUOTED.findall(question)]
@@ -114,28 +144,63 @@ def name_links(question: str, schema: Schema, fuzzy_threshold: float = 88.0) -> 
     """
     grams = ngrams(tokenize(question))
     lemmas = {g: " ".join(lemma(w) for w in g.split()) for g in grams}
-    targets: list[tuple[str, str]] = []
-    for t in schema.tables:
-        targets.append((t.name, _name_words(t.name)))
-        targets += [(f"{t.name}.{c.name}", _name_words(c.name)) for c in t.columns]
+    targets = _targets(tuple((t.name, t.relname, tuple(c.name for c in t.columns)) for t in schema.tables))
+    # fuzzy pairs: a vectorized pass over every (gram, name) finds those near the threshold, and each is
+    # scored again on its own, as before (a schema of hundreds of tables has thousands of names)
+    near: set[tuple[int, int]] = set()
+    if grams and targets:
+        scores = process.cdist(grams, [words for _, words, _ in targets], scorer=fuzz.ratio,
+                               score_cutoff=max(0.0, fuzzy_threshold - 1.0))
+        near = {(int(i), int(j)) for i, j in zip(*scores.nonzero())}
+    by_words, by_lemmas = _index(targets)
+    hits: list[tuple[int, int, Link]] = []  # (target, gram, link): kept in the order of a loop over both
+    for i, g in enumerate(grams):
+        exact = by_words.get(g, ())
+        hits += [(j, i, Link(g, targets[j][0], "exact", 1.0)) for j in exact]
+        hits += [(j, i, Link(g, targets[j][0], "lemma", 0.9)) for j in by_lemmas.get(lemmas[g], ()) if j not in exact]
+    for i, j in near:
+        g, (target, words, wl) = grams[i], targets[j]
+        if g != words and lemmas[g] != wl and len(g) >= 4 and len(words) >= 4 and \
+                (r := fuzz.ratio(g, words)) >= fuzzy_threshold:
+            hits.append((j, i, Link(g, target, "fuzzy", round(r / 100.0, 3))))
     links: dict[tuple[str, str], Link] = {}
-    for target, words in targets:
-        if not words or words in STOPWORDS:
-            continue
-        wl = " ".join(lemma(w) for w in words.split())
-        for g in grams:
-            if g == words:
-                link = Link(g, target, "exact", 1.0)
-            elif lemmas[g] == wl:
-                link = Link(g, target, "lemma", 0.9)
-            elif len(g) >= 4 and len(words) >= 4 and (r := fuzz.ratio(g, words)) >= fuzzy_threshold:
-                link = Link(g, target, "fuzzy", round(r / 100.0, 3))
-            else:
-                continue
-            key = (g, target)
-            if key not in links or links[key].score < link.score:
-                links[key] = link
+    for _, _, link in sorted(hits, key=lambda h: (h[0], h[1])):
+        key = (link.phrase, link.target)
+        if key not in links or links[key].score < link.score:
+            links[key] = link
+    for link in comment_links(grams, lemmas, schema):
+        key = (link.phrase, link.target)
+        if key not in links or links[key].score < link.score:
+            links[key] = link
     return list(links.values())
+
+
+#: The score of a comment link: below a name's own (exact 1.0, lemma 0.9), a comment being prose.
+COMMENT_SCORE = 0.7
+
+
+def comment_links(grams: list[str], lemmas: dict[str, str], schema: Schema) -> list[Link]:
+    """``comment`` links: a question n-gram (not only stopwords) whose lemmas occur, in order, among the
+    lemmas of a table's or column's comment.
+
+    Args:
+        grams: the question's n-grams (:func:`ngrams`).
+        lemmas: each n-gram's lemmatized form.
+        schema: the database schema (``Table.comment``, ``Column.comment``).
+
+    Returns:
+        The links, one per (n-gram, commented name).
+    """
+    commented = tuple((t.name, t.comment) for t in schema.tables if t.comment) + tuple(
+        (f"{t.name}.{c.name}", c.comment) for t in schema.tables for c in t.columns if c.comment)
+    return [Link(g, target, "comment", COMMENT_SCORE) for target, words in _comment_lemmas(commented)
+            for g in grams if len(g) >= 3 and f" {lemmas[g]} " in words]
+
+
+@lru_cache(maxsize=64)
+def _comment_lemmas(commented: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """``(target, " its comment's lemmas ")``, read once per schema."""
+    return tuple((target, " " + " ".join(lemma(w) for w in tokenize(comment)) + " ") for target, comment in commented)
 
 
 def _match_fields(match: Any) -> tuple[str, str, str] | None:

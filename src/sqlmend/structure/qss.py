@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from sqlmend.structure.linking import (Link, embedding_links, name_links, tokenize,
                                        value_links)
-from sqlmend.types import Schema
+from sqlmend.types import Schema, split_ref
 
 
 @dataclass
@@ -26,6 +26,8 @@ class SchemaNode:
     type: str = ""
     primary_key: bool = False
     samples: list[Any] = field(default_factory=list)
+    comment: str = ""  # what the database's comment says it means
+    relation: str = ""  # a table's kind: table | view | materialized view
 
 
 @dataclass
@@ -52,11 +54,16 @@ class QSS:
         low = name.lower()
         return next((n for n in self.nodes if n.name.lower() == low), None)
 
+    def table_of(self, target: str) -> str:
+        """The table a link's target is or belongs to (a table's name may itself hold a dot: ``hr.employees``)."""
+        node = self.node(target)
+        return target if node is not None and node.kind == "table" else split_ref(target)[0]
+
     def linked_tables(self) -> list[str]:
         """Return the tables that a link points to (directly or through one of their columns)."""
         seen: dict[str, None] = {}
         for link in sorted(self.links, key=lambda x: -x.score):
-            seen.setdefault(link.target.split(".")[0], None)
+            seen.setdefault(self.table_of(link.target), None)
         return list(seen)
 
 
@@ -80,12 +87,12 @@ def build(question: str, schema: Schema, samples: dict[str, list[Any]] | None = 
     nodes: list[SchemaNode] = []
     edges: list[Edge] = []
     for t in schema.tables:
-        nodes.append(SchemaNode(t.name, "table"))
+        nodes.append(SchemaNode(t.name, "table", comment=t.comment, relation=t.kind))
         pk = {p.lower() for p in t.primary_key} | {c.name.lower() for c in t.columns if c.primary_key}
         for c in t.columns:
             name = f"{t.name}.{c.name}"
             is_pk = c.name.lower() in pk
-            nodes.append(SchemaNode(name, "column", c.type, is_pk, samples.get(name.lower(), [])))
+            nodes.append(SchemaNode(name, "column", c.type, is_pk, samples.get(name.lower(), []), c.comment))
             edges.append(Edge("has", t.name, name))
             if is_pk:
                 edges.append(Edge("pk", t.name, name))
@@ -98,6 +105,12 @@ def build(question: str, schema: Schema, samples: dict[str, list[Any]] | None = 
     if embed is not None:
         links += embedding_links(question, schema, embed)
     return QSS(question, tokenize(question), nodes, edges, links)
+
+
+def _about(comment: str, width: int = 40) -> str:
+    """A comment as the QSS writes it: ``"~ first words"``, cut at ``width`` characters."""
+    text = " ".join(comment.split())
+    return "~" + repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def _fmt_value(v: Any, width: int = 24) -> str:
@@ -144,7 +157,7 @@ def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200,
     written: set[str] = set()
     budget = max_chars
     for t in order:
-        cols = [n for n in qss.nodes if n.kind == "column" and n.name.split(".", 1)[0] == t]
+        cols = [n for n in qss.nodes if n.kind == "column" and split_ref(n.name)[0] == t]
         left_out = 0
         if keep is not None:
             chosen = [c for c in cols if c.name.lower() in keep or c.primary_key]
@@ -153,25 +166,30 @@ def serialize(qss: QSS, focus: list[str] | None = None, max_chars: int = 1200,
             cols = [c for c in cols if c in chosen]
         parts = []
         for c in cols:
-            s = c.name.split(".", 1)[1] + ("*" if c.primary_key else "") + (f" {c.type.lower()}" if c.type else "")
+            s = split_ref(c.name)[1] + ("*" if c.primary_key else "") + (f" {c.type.lower()}" if c.type else "")
             if c.samples:
                 s += " [" + ",".join(_fmt_value(v) for v in c.samples[:2]) + "]"
+            if c.comment:
+                s += f" {_about(c.comment)}"
             parts.append(s)
         if left_out:
             parts.append(f"+{left_out}")
-        line = f"{t}({', '.join(parts)})"
+        node = qss.node(t)
+        kind = f"[{node.relation}]" if node is not None and node.relation not in ("", "table") else ""
+        about = f" {_about(node.comment)}" if node is not None and node.comment else ""
+        line = f"{t}{kind}({', '.join(parts)}){about}"
         if len(line) > budget and written:
             break
         lines.append(line[:budget])
         budget -= len(line) + 1
         written.add(t)
     fks = [f"{e.src}->{e.dst}" for e in qss.edges
-           if e.kind == "fk" and e.src.split(".")[0] in written and e.dst.split(".")[0] in written]
+           if e.kind == "fk" and split_ref(e.src)[0] in written and split_ref(e.dst)[0] in written]
     if fks:
         lines.append("fk: " + "; ".join(fks))
     links = [f"'{x.phrase}'->{x.target}" + (f"={_fmt_value(x.value)}" if x.value is not None else "")
              + f"({x.kind})" for x in sorted(qss.links, key=lambda x: -x.score)
-             if x.target.split(".")[0] in written]
+             if qss.table_of(x.target) in written]
     if links:
         lines.append("links: " + "; ".join(links[:12]))
     return "\n".join(lines)
@@ -183,5 +201,5 @@ def _linked_columns(qss: QSS, focus_columns: list[str] | None) -> set[str]:
     keep = {x.target.lower() for x in qss.links if "." in x.target}
     keep |= {e.src.lower() for e in qss.edges if e.kind == "fk"} | {e.dst.lower() for e in qss.edges if e.kind == "fk"}
     keep |= {n.name.lower() for n in qss.nodes
-             if n.kind == "column" and n.name.split(".", 1)[1].lower() in used}
+             if n.kind == "column" and split_ref(n.name)[1].lower() in used}
     return keep

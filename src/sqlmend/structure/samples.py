@@ -27,7 +27,7 @@ def sample_values(db: Any, per_column: int = 2, text_only: bool = True, timeout:
             if text_only and not any(k in (c.type or "").lower() for k in _TEXT_TYPES if k) and c.type:
                 continue
             name = db.quote(c.name)
-            q = f"SELECT DISTINCT {name} FROM {db.quote(t.name)} WHERE {name} IS NOT NULL LIMIT {int(per_column)}"
+            q = f"SELECT DISTINCT {name} FROM {db.relation(t.name)} WHERE {name} IS NOT NULL LIMIT {int(per_column)}"
             try:
                 out[f"{t.name}.{c.name}"] = [r[0] for r in db.execute(q, timeout=timeout, max_rows=per_column).rows]
             except DatabaseError:

@@ -33,6 +33,7 @@ from sqlmend.errors import SqlmendError
 from sqlmend.guard import read_only_problem
 from sqlmend.llm import prompts
 from sqlmend.memory.isolation import _expr
+from sqlmend.types import split_ref
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlmend.memory.retrieval import Candidate
@@ -182,7 +183,7 @@ def stored_variants(db: Any, column: str, value: Any, limit: int = 3) -> list[An
     Returns:
         The variants (empty when none or the column cannot be read).
     """
-    table, col = column.split(".", 1)
+    table, col = split_ref(column)
     try:
         index = db.value_index()
     except (SqlmendError, AttributeError):
@@ -195,7 +196,7 @@ def stored_variants(db: Any, column: str, value: Any, limit: int = 3) -> list[An
     dialect = getattr(db, "dialect", "sqlite")
     c = quote_ident(col, dialect)
     text = "CHAR" if dialect == "mysql" else "TEXT"
-    q = (f"SELECT DISTINCT {c} FROM {quote_ident(table, dialect)} WHERE LOWER(TRIM(CAST({c} AS {text}))) = "
+    q = (f"SELECT DISTINCT {c} FROM {_relation(db, table)} WHERE LOWER(TRIM(CAST({c} AS {text}))) = "
          f"LOWER(TRIM({literal_sql(value)})) LIMIT {limit}")
     try:
         return [r[0] for r in db.execute(q, timeout=5.0, max_rows=limit).rows]
@@ -203,11 +204,17 @@ def stored_variants(db: Any, column: str, value: Any, limit: int = 3) -> list[An
         return []
 
 
+def _relation(db: Any, table: str) -> str:
+    """The table as a query on ``db`` writes it (schema-qualified where its key is)."""
+    relation = getattr(db, "relation", None)
+    return relation(table) if relation is not None else quote_ident(table, getattr(db, "dialect", "sqlite"))
+
+
 def count_matches(db: Any, column: str, value: Any) -> int | None:
     """Rows of ``table.column`` equal to ``value``; None when the column cannot be read."""
-    table, col = column.split(".", 1)
+    table, col = split_ref(column)
     dialect = getattr(db, "dialect", "sqlite")
-    q = (f"SELECT COUNT(*) FROM {quote_ident(table, dialect)} WHERE {quote_ident(col, dialect)} = "
+    q = (f"SELECT COUNT(*) FROM {_relation(db, table)} WHERE {quote_ident(col, dialect)} = "
          f"{literal_sql(value)}")
     try:
         return int(db.execute(q, timeout=5.0, max_rows=1).rows[0][0])

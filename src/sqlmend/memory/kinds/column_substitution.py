@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlmend.memory.kinds.base import Online, ast, column_fix, fill_contract, fragment, named_over, \
     qualified_name
+from sqlmend.types import split_ref
 
 NAME = "column_substitution"
 ERROR_TYPE = "attribute_mismatch"
@@ -51,7 +52,7 @@ def activate(p: dict[str, Any], online: Online) -> tuple[bool, str, dict[str, An
 
 
 def adapt(tree: Any, resolver: Any, b: dict[str, Any]) -> list[dict[str, Any]]:
-    table, new_col = b["right"].split(".", 1)
+    table, new_col = split_ref(b["right"])
     fixes = []
     for col in tree.find_all(ast.Column):
         qual = resolver.qualifier(table, at=col)

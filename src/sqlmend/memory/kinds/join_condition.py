@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlmend.db.base import quote_ident
 from sqlmend.memory.kinds.base import Online, ast, column_fix, fill_contract, fragment, run_probe
+from sqlmend.types import split_ref
 
 NAME = "join_condition"
 ERROR_TYPE = "table_mismatch"
@@ -53,10 +54,10 @@ def probe(wrong: list[str], right: list[str], dialect: str = "sqlite") -> str:
         return quote_ident(name, dialect)
 
     def cond(pair: list[str]) -> str:
-        (ta, ca), (tb, cb) = (x.split(".", 1) for x in pair)
+        (ta, ca), (tb, cb) = (split_ref(x) for x in pair)
         return f"{q(ta)}.{q(ca)} = {q(tb)}.{q(cb)}"
 
-    ta, tb = wrong[0].split(".")[0], wrong[1].split(".")[0]
+    ta, tb = split_ref(wrong[0])[0], split_ref(wrong[1])[0]
     base = f"FROM {q(ta)} JOIN {q(tb)} ON "
     return f"SELECT (SELECT COUNT(*) {base}{cond(wrong)}), (SELECT COUNT(*) {base}{cond(right)})"
 
@@ -83,7 +84,7 @@ def adapt(tree: Any, resolver: Any, b: dict[str, Any]) -> list[dict[str, Any]]:
         if isinstance(a, ast.Column) and isinstance(c, ast.Column) and \
                 sorted([resolver.column_name(a), resolver.column_name(c)]) == b["wrong"]:
             for side, ref in zip((a, c), b["right"]):
-                table, name = ref.split(".", 1)
+                table, name = split_ref(ref)
                 qual = resolver.qualifier(table, at=eq)
                 if qual is None:
                     return []

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlmend.memory.kinds.base import (Online, ast, column_fix, fill_contract, count_matches, fragment,
                                        predicate_rows, qualified_name)
+from sqlmend.types import split_ref
 
 NAME = "predicate_column"
 ERROR_TYPE = "attribute_mismatch"
@@ -68,7 +69,7 @@ def activate(p: dict[str, Any], online: Online) -> tuple[bool, str, dict[str, An
 
 
 def adapt(tree: Any, resolver: Any, b: dict[str, Any]) -> list[dict[str, Any]]:
-    table, new_col = b["right"].split(".", 1)
+    table, new_col = split_ref(b["right"])
     fixes = []
     for pred in tree.find_all(ast.EQ):
         col, lit = pred.this, pred.expression

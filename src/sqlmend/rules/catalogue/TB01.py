@@ -10,6 +10,12 @@ from sqlmend.types import Finding
 class UnknownTable(Rule):
     """A table in FROM/JOIN does not exist in the database.
 
+    When exactly one table of the schema matches the name as closely (case, another schema,
+    separators, singular/plural, a dropped word, a bounded edit: :mod:`sqlmend.sql.names`), the fix
+    renames every occurrence of it, aliases kept (``employees`` -> ``hr.employees``: read from the
+    schema that holds it); a keyword written as a table name (``FROM order``, the engine's syntax
+    error) is matched the same way.
+
     Anti-pattern::
 
         SELECT count(*) FROM singers
@@ -23,16 +29,31 @@ class UnknownTable(Rule):
     name = "table.unknown"
     error_type = "table_mismatch"
     severity = "strict"
+    fixable = True
+    refused_only = True
 
     def check(self, ctx: RuleContext) -> list[Finding]:
         kind, name = ctx.failure
-        if kind != "unknown_table":
-            return []
         tables = [t.name for t in ctx.schema.tables]
-        closest = closest_names(name, tables) if name else []
-        return [self.finding(detail=f"({name!r}; closest: {', '.join(closest)})", location=name,
-                             schema_refs=closest,
-                             evidence={"engine": ctx.exec_error, "table": name, "closest": closest})]
+        plan = ctx.names
+        if not plan.tables:
+            if kind != "unknown_table":
+                return []
+            closest = closest_names(name, tables) if name else []
+            return [self.finding(detail=f"({name!r}; closest: {', '.join(closest)})", location=name,
+                                 schema_refs=closest,
+                                 evidence={"engine": ctx.exec_error, "table": name, "closest": closest})]
+        out = []
+        for repair in plan.tables:
+            closest = [repair.chosen.name] if repair.chosen else closest_names(repair.written, tables)
+            keyword = "; a reserved word" if repair.keyword else ""
+            out.append(self.finding(
+                detail=f"({repair.describe()}{keyword})", location=repair.written, schema_refs=closest,
+                evidence={"engine": ctx.exec_error, "table": repair.written, "closest": closest,
+                          "matches": [m.describe() for m in repair.matches[:5]],
+                          "reason": repair.reason or None, "keyword": repair.keyword},
+                fixes=plan.fixes(repair) if repair.proven else []))
+        return out
 
 
 RULE = UnknownTable()

@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import Any, Callable, Iterator
 
 from sqlmend import taxonomy
-from sqlmend.sql import ast
+from sqlmend.sql import ast, table_name
+from sqlmend.sql.schema import table_node
 from sqlmend.structure.canonical import scope_tables
 from sqlmend.structure.linking import name_links, value_candidates
 from sqlmend.synth.nodes import table_of, type_class
@@ -40,6 +41,7 @@ class SearchInput:
     evidence: str = ""
     max_per_node: int = 4
     extra: dict[str, Any] = field(default_factory=dict)
+    dialect: str = "sqlite"  # the database's (sqlglot's name)
 
     @cached_property
     def link_scores(self) -> dict[str, float]:
@@ -49,6 +51,11 @@ class SearchInput:
             key = link.target.lower()
             out[key] = max(out.get(key, 0.0), link.score)
         return out
+
+    @cached_property
+    def linked_tables(self) -> set[str]:
+        """The keys of :attr:`link_scores` that name a table (``hr.employees`` holds a dot too)."""
+        return {k for k in self.link_scores if "." not in k or self.schema.table(k) is not None}
 
     @cached_property
     def literals(self) -> list[str]:
@@ -145,7 +152,7 @@ def qualifier(sel: ast.Select, alias: str, table: str) -> str | None:
     for t in sel.find_all(ast.Table):
         if t.parent_select is sel and (t.alias or t.name).lower() == alias:
             return t.alias or t.name
-    return table
+    return table.rpartition(".")[2]  # a schema-qualified table is named by its own name
 
 
 def column_swaps(inp: Any, label: str) -> Callable[[Any], list[tuple[Any, str]]]:
@@ -183,12 +190,13 @@ def fk_pairs(schema: Schema) -> Iterator[tuple[str, str, str, str]]:
 def read_as(sel: ast.Select, table: str) -> list[str]:
     """How ``sel`` itself names each of its reads of ``table`` (the alias, else the name)."""
     return [t.alias or t.name for t in sel.find_all(ast.Table)
-            if t.parent_select is sel and t.name.lower() == table.lower()]
+            if t.parent_select is sel and table_name(t).lower() == table.lower()]
 
 
 def join_on(left: str | None, column: str, right: str, other: str) -> ast.EQ:
     """``left.column = right.other`` built as a tree (a name sqlglot's own dialect reads as a keyword,
     such as orchestra's table ``show``, would not parse back from text)."""
+    left, right = (t.rpartition(".")[2] if t else t for t in (left, right))  # a schema table by its own name
     return ast.EQ(this=ast.column(column, table=left), expression=ast.column(other, table=right))
 
 
@@ -196,11 +204,11 @@ def add_join(sel: ast.Select, table: str, on: ast.EQ, schema: Schema) -> None:
     """Join ``table`` to ``sel``; an unqualified column of a table already read that the new table
     also has is qualified first (so it keeps its meaning); one no table read has is left to the new table."""
     tab = schema.table(table)
-    spelled = {t.name: t.alias or t.name for t in sel.find_all(ast.Table) if t.parent_select is sel}
+    spelled = {table_name(t): t.alias or t.name for t in sel.find_all(ast.Table) if t.parent_select is sel}
     for col in list(sel.find_all(ast.Column)):
         if col.table or col.parent_select is not sel or not tab.column(col.name):
             continue
         owner = table_of(col, sel, schema)
         if owner in spelled:
             col.set("table", ast.to_identifier(spelled[owner]))
-    sel.join(ast.to_table(table), on=on.copy(), copy=False)
+    sel.join(table_node(tab, schema.dialect), on=on.copy(), copy=False)

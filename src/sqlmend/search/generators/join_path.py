@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlmend.search.generators.base import (Generator, add_join, each_edit, fk_pairs, join_on, qualifier,
                                             read_as)
-from sqlmend.sql import ast
+from sqlmend.sql import ast, table_name
 from sqlmend.structure.canonical import scope_tables
 from sqlmend.synth.nodes import selects
 
@@ -110,7 +110,7 @@ def _options_for(inp):
         if not _reads(sel, key, join) and len(scope_tables(sel)) > 1:
             out.append((("drop", None), f"drop join {join.this.sql()}"))
         scope = scope_tables(sel)
-        mine = join.this.name.lower()
+        mine = table_name(join.this).lower()
         for a, ca, b, cb in fk_pairs(inp.schema):
             if b.lower() != mine:
                 continue

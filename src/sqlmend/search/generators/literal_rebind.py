@@ -80,7 +80,7 @@ def _apply_for(inp):
         if option[0] == "join":
             _, table, on, column, value = option
             add_join(item[1], table, on, inp.schema)
-            return _apply(item, (table, column, value))
+            return _apply(item, (table.rpartition(".")[2], column, value))  # the joined table by its own name
         return _apply(item, option)
 
     return apply
