@@ -127,6 +127,16 @@ def test_a_rewrite_after_a_transpilation_runs_the_rules_again(world):
     assert {"EX04", "VL01"} <= {f.code for f in result.findings}
 
 
+def test_a_fenced_answer_in_another_dialect_passes_the_second_law(world):
+    # the fence is taken off before any stage, EX04 transpiles the failing T-SQL, VL01 binds 'europe' on what
+    # EX04 wrote: a rewrite of a failing query the strict rules prove, so the second law admits it
+    result = world.correct("q", "Here is the query:\n```sql\nSELECT TOP 3 Name FROM country WHERE Continent = 'europe' "
+                                "ORDER BY Population DESC;\n```")
+    assert result.sql == "SELECT Name FROM country WHERE Continent = 'Europe' ORDER BY Population DESC LIMIT 3"
+    assert {"EX05", "EX04", "VL01"} <= {f.code for f in result.findings}
+    assert "second law" not in result.explain()
+
+
 def test_a_raw_answer_holding_a_write_is_still_refused(world):
     result = world.correct("q", "```sql\nSELECT Name FROM country;\nDELETE FROM country;\n```")
     codes = {f.code for f in result.findings}
