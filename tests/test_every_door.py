@@ -68,6 +68,14 @@ ITEMS = [
                        "SELECT readfile('/etc/passwd')", "UPDATE singer SET Age = 0")),
     Item("alternatives on an unknown database", "SELECT count(*) FROM singer", db="nope",
          alternatives=("SELECT 1",)),
+    # a model's raw answer: the SQL is taken out once, before anything parses it (Pipeline.correct)
+    Item("fenced answer", "```sql\nSELECT count(*) FROM singer WHERE Country = 'France';\n```",
+         "How many singers are from France?"),
+    Item("answer in a sentence", "Here is the query: SELECT Name FROM singer WHERE Age > 40; it lists them.",
+         "Names of the singers over 40?"),
+    Item("fenced write", "```sql\nSELECT Name FROM singer;\nDELETE FROM singer;\n```"),
+    # another dialect's SQL, written in the database's own
+    Item("another dialect", "SELECT TOP 1 Name FROM singer ORDER BY Age DESC", "The oldest singer?"),
 ]
 
 
@@ -232,6 +240,12 @@ def test_the_answers_are_the_expected_ones(doors):
     assert answer("empty").error == "empty SQL" and answer("blank").error == "empty SQL"
     assert answer("unknown database").error.startswith("DatabaseNotFoundError")
     assert answer("empty on an unknown database").error == answer("unknown database").error
+    assert answer("fenced answer").sql == "SELECT count(*) FROM singer WHERE Country = 'France'"
+    assert answer("fenced answer").findings[0] == "EX05"
+    assert answer("answer in a sentence").sql == "SELECT Name FROM singer WHERE Age > 40"
+    assert set(answer("fenced write").findings) == {"EX05", "EX03"}
+    assert answer("fenced write", check=True).findings == answer("fenced write").findings
+    assert answer("another dialect").sql == "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"
     nested = next(i for i in ITEMS if i.name == "nested deep")
     assert answer("nested deep").sql == nested.sql and answer("nested deep").error is None
     # two alternatives agree against a query sqlmend suspects: their answer replaces it

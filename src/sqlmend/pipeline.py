@@ -27,13 +27,13 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sqlmend import guard, llm
+from sqlmend import guard, llm, rules
 from sqlmend.db import benchmark_db, connect
 from sqlmend.consensus.stage import ConsensusStage
 from sqlmend.db.base import ITEM_BUDGET, WorkBudget
@@ -48,6 +48,7 @@ from sqlmend.rules.stage import StaticStage
 from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
 from sqlmend.sql import fixes as sql_fixes
+from sqlmend.sql.answer import extract
 from sqlmend.sql.functions import normalize_names
 from sqlmend.stage import RunSettings, Stage, StageContext, refused_by_engine, settings_of
 from sqlmend.taxonomy import REFUSED
@@ -304,14 +305,23 @@ def _final_guard(ctx: StageContext, original: str) -> StageTrace:
     return trace
 
 
-def _proven(candidate: str, ctx: StageContext, findings: list[Finding]) -> bool:
+def _proven(candidate: str, ctx: StageContext, findings: list[Finding], applied: list[dict] | None = None) -> bool:
     """Whether ``candidate`` is the current SQL with the fixes of the strict static findings applied:
-    a rule proves the change (the static stage's rewrite)."""
+    a rule proves the change (the static stage's rewrite). A whole-query rewrite (``transpile``, rule
+    EX04) is applied alone first and the strict fixes the rules found on what it wrote after it, as the
+    static stage did (``applied``: its trace's fixes, each one a strict finding's)."""
     fixes = [fx for f in findings if f.severity == "strict" and f.source == "static" for fx in f.fixes]
     if not fixes:
         return False
     try:
-        return sql_fixes.apply(ctx.sql, fixes, dialect=ctx.dialect).strip() == candidate.strip()
+        whole = [fx for fx in fixes if fx.get("op") == "transpile"][:1]
+        if not whole:
+            return sql_fixes.apply(ctx.sql, fixes, dialect=ctx.dialect).strip() == candidate.strip()
+        steps = applied if applied and applied[0] == whole[0] and all(fx in fixes for fx in applied) else whole
+        text = sql_fixes.apply(ctx.sql, steps[:1], dialect=ctx.dialect)
+        if steps[1:]:
+            text = sql_fixes.apply(text, steps[1:], dialect=ctx.dialect)
+        return text.strip() == candidate.strip()
     except SqlmendError:  # fixes planned on another SQL
         return False
 
@@ -323,7 +333,7 @@ def _second_law(trace: StageTrace, ctx: StageContext) -> str | None:
     if result is not None or not refused_by_engine(error):
         return None
     candidate = trace.verdict.sql
-    if _proven(candidate, ctx, [*ctx.findings, *trace.findings]):
+    if _proven(candidate, ctx, [*ctx.findings, *trace.findings], trace.detail.get("fixes")):
         return None
     why = guard.SecondLaw(ctx.db, ctx.sql, ctx.task.question).check(candidate)
     return f"rewrite not admitted (second law: a failing query is kept rather than answer another question): {why}" \
@@ -471,8 +481,11 @@ class Pipeline:
                 db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout, cancel=cancel)
                 db.results = results if results is not None else ItemResults()
                 try:
-                    ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
-                    run_stages(ctx, self.stages, task.sql, self.gate)
+                    intake, query = take_sql_out(task, db)
+                    ctx = StageContext(task=query, db=db, sql=query.sql, run=self.run, resolve=self.resolve)
+                    if intake is not None:
+                        ctx.traces.append(intake)
+                    run_stages(ctx, self.stages, query.sql, self.gate)
                 finally:
                     result.executions = db.results.counts()
                     db.budget = db.results = None
@@ -482,6 +495,28 @@ class Pipeline:
         result.stages = ctx.traces
         result.sql = ctx.sql
         return result
+
+
+def take_sql_out(task: Task, db: Any) -> tuple[StageTrace | None, Task]:
+    """The SQL of a model's raw answer, taken out once before anything parses it (rule EX05:
+    :func:`sqlmend.sql.answer.extract`), and the trace step that says so (``input``, its finding
+    kept out of the later stages' evidence); the task as it came and no step when the SQL is plain.
+
+    Every door reaches this through :meth:`Pipeline.correct`, so a fenced answer gets one answer
+    everywhere; the record keeps the raw answer as its ``original_sql``.
+    """
+    dialect = getattr(db, "dialect", "sqlite")
+    found = extract(task.sql, dialect)
+    if found is None:
+        return None, task
+    start = time.perf_counter()
+    findings = rules.check(db, task.sql, task.question, codes=["EX05"])
+    for f in findings:
+        f.source = "input"
+    trace = StageTrace(stage="input", status="ran", findings=findings, detail={"sql": found.sql},
+                       note=findings[0].message if findings else "SQL taken out of a raw answer")
+    trace.seconds = round(time.perf_counter() - start, 4)
+    return trace, replace(task, sql=found.sql)
 
 
 def _check_text(task: Task) -> None:

@@ -176,7 +176,8 @@ def bench_static(
     if write_precision:
         target = precision_file or default_precision_path()
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(precision_record(result.report, pred), indent=1) + "\n")
+        old = json.loads(target.read_text()) if target.exists() else rules.measured()
+        target.write_text(json.dumps(rules.merge_measured(old, precision_record(result.report, pred)), indent=1) + "\n")
         typer.echo(f"wrote {target}; the rules read it when {rules.PRECISION_ENV}={target} "
                    f"(otherwise the packaged {rules.PRECISION_FILE.name})")
 
