@@ -101,6 +101,19 @@ def test_hostile_alternatives_are_reported_and_never_run(tmp_path, spider_db):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
 
 
+def test_an_alternative_in_a_raw_answer_is_read_as_its_sql_and_a_fenced_write_stays_refused(db):
+    """A model's raw answer as an alternative (a markdown fence, a sentence) is read as the SQL in it,
+    as the input is (EX05); what it wraps passes the same read-only check."""
+    c = consult(db("concert_singer"), FRANCE, "SELECT count(*) FROM singer WHERE Country = 'French'",
+                ["```sql\nSELECT count(*) FROM singer WHERE country = 'France';\n```",
+                 "Here is the query: SELECT COUNT(Singer_ID) FROM singer WHERE Country = 'France'; it counts them.",
+                 "```sql\nDELETE FROM singer\n```"])
+    assert [a.sql for a in c.alternatives[:2]] == ["SELECT count(*) FROM singer WHERE country = 'France'",
+                                                  "SELECT COUNT(Singer_ID) FROM singer WHERE Country = 'France'"]
+    assert [a.status for a in c.alternatives] == ["ok", "ok", "refused"]
+    assert c.decision.replace and c.decision.sql == "SELECT count(*) FROM singer WHERE country = 'France'"
+
+
 def test_the_risk_rule_replaces_from_its_threshold_on(db):
     args = (db("flight_2"), "Which airlines have at least 10 flights?",
             "SELECT airlines.airline FROM flights JOIN airlines ON flights.airline = airlines.uid "

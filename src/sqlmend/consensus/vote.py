@@ -66,6 +66,7 @@ from sqlmend.rules.base import RuleContext
 from sqlmend.search.engine import execute_original
 from sqlmend.search.generators import SearchInput
 from sqlmend.search.verifier import FeatureVerifier
+from sqlmend.sql.answer import extract
 from sqlmend.sql.diff import dropped_names
 from sqlmend.consensus.risk import rank
 from sqlmend.stage import Vote, exec_error_text, refused_by_engine
@@ -405,6 +406,8 @@ def consult(db: Any, question: str, original: str, alternatives: list[str], *, e
     judged = [(orig, _judge(db, orig, question, inp, verifier, timeout, max_rows, original_findings))]
     answers: list[Answer] = []
     for i, text in enumerate(alternatives):
+        if isinstance(text, str) and (found := extract(text, dialect)) is not None:
+            text = found.sql  # a model's raw answer (a fence, a sentence): its SQL, as the input's (EX05)
         a = Answer(i, text if isinstance(text, str) else "")
         if i >= max_alternatives:
             a.status, a.error = "skipped", f"past the first {max_alternatives} alternatives"
