@@ -141,9 +141,21 @@ def test_a_raw_answer_holding_a_write_is_still_refused(world):
     result = world.correct("q", "```sql\nSELECT Name FROM country;\nDELETE FROM country;\n```")
     codes = {f.code for f in result.findings}
     assert {"EX05", "EX03"} <= codes
-    assert "DELETE" in result.sql and result.error is None
+    assert result.sql == "```sql\nSELECT Name FROM country;\nDELETE FROM country;\n```"  # as given
+    assert "DELETE" in result.stages[0].detail["sql"] and result.error is None
     check = world.check("q", "Sure! Here it is: DELETE FROM country")
     assert {"EX05", "EX03"} <= {f.code for f in check.findings}
+
+
+def test_a_raw_answer_whose_sql_still_fails_is_returned_as_given(world):
+    """The output is the input or one query that runs: the SQL taken out of a raw answer that no stage
+    could make run is not returned in place of the answer (the input step says what it found)."""
+    raw = "Sure, count them: SELECT ( * ) FROM city WHERE country = ' France '"
+    result = world.correct("q", raw)
+    assert result.sql == raw and result.error is None
+    step = result.stages[0]
+    assert step.stage == "input" and step.detail["sql"].startswith("SELECT ( * ) FROM city")
+    assert step.detail["returned"] == "as given" and "does not run" in step.note
 
 
 def test_a_date_that_reads_two_ways_is_bound_to_the_one_the_question_names(spider_conn):
