@@ -1,6 +1,7 @@
-"""One answer on every door (issue 35, item 4): the same inputs (good, wrong, hostile, empty, unknown
-database, pathological) through the command line, the Python API and the HTTP service give the same
-corrected SQL, the same findings and the same error, for a correction and for a check.
+"""One answer on every door: the same inputs (good, wrong, hostile, empty, unknown database,
+pathological, with alternatives) through the command line, the Python API, the HTTP service and the MCP
+server give the same corrected SQL, the same findings, the same error and the same vote of the
+alternatives, for a correction and for a check.
 
 A door is one small adapter in :data:`DOORS`: ``door(ctx, item, check) -> Answer``. To add one (the
 MCP server), write its adapter beside these and append it to ``DOORS``; nothing else changes.
@@ -26,7 +27,7 @@ from sqlmend.pipeline import PipelineConfig, error_text
 from sqlmend.service import ServiceSettings, create_app
 from sqlmend.service.scrub import Scrubber, server_roots
 
-STAGES = ["static", "search", "guard"]
+STAGES = ["static", "consensus", "search", "guard"]
 TIMEOUT = 10.0  # `sqlmend check`'s default, given to every door
 CONFIG = PipelineConfig(stages=STAGES, timeout=TIMEOUT)
 
@@ -38,6 +39,7 @@ class Item:
     question: str = "How many singers are there?"
     evidence: str = ""
     db: str = "concert_singer"  # a database of the test's root; "nope" is none
+    alternatives: tuple[str, ...] = ()  # other answers to the question
 
 
 ITEMS = [
@@ -56,6 +58,24 @@ ITEMS = [
     Item("long", "SELECT Name FROM singer WHERE " + " OR ".join(f"Singer_ID = {i}" for i in range(40))),
     Item("odd question", "SELECT Name FROM singer WHERE Age > 40", question="\x00 ☃ '; DROP TABLE singer; --",
          evidence="Age is in years \u202e"),
+    Item("outvoted", "SELECT count(*) FROM singer WHERE Country = 'French'", "How many singers are from France?",
+         alternatives=("SELECT count(*) FROM singer WHERE country = 'France'",
+                       "SELECT COUNT(Singer_ID) FROM singer WHERE Country = 'France'")),
+    Item("alternatives agree", "SELECT count(*) FROM singer",
+         alternatives=("SELECT COUNT(Singer_ID) FROM singer", "SELECT count(*) FROM singer WHERE Age > 40")),
+    Item("hostile alternatives", "SELECT count(*) FROM singer",
+         alternatives=("DELETE FROM singer", "SELECT Name FROM singer; DROP TABLE singer",
+                       "SELECT readfile('/etc/passwd')", "UPDATE singer SET Age = 0")),
+    Item("alternatives on an unknown database", "SELECT count(*) FROM singer", db="nope",
+         alternatives=("SELECT 1",)),
+    # a model's raw answer: the SQL is taken out once, before anything parses it (Pipeline.correct)
+    Item("fenced answer", "```sql\nSELECT count(*) FROM singer WHERE Country = 'France';\n```",
+         "How many singers are from France?"),
+    Item("answer in a sentence", "Here is the query: SELECT Name FROM singer WHERE Age > 40; it lists them.",
+         "Names of the singers over 40?"),
+    Item("fenced write", "```sql\nSELECT Name FROM singer;\nDELETE FROM singer;\n```"),
+    # another dialect's SQL, written in the database's own
+    Item("another dialect", "SELECT TOP 1 Name FROM singer ORDER BY Age DESC", "The oldest singer?"),
 ]
 
 
@@ -66,6 +86,12 @@ class Answer:
     sql: str | None
     findings: tuple[str, ...]
     error: str | None
+    vote: str | None = None  # the consensus stage's note: the alternatives' vote and its decision
+
+
+def _vote(stages) -> str | None:
+    return next(((s["note"] if isinstance(s, dict) else s.note) for s in stages
+                 if (s["stage"] if isinstance(s, dict) else s.stage) == "consensus"), None)
 
 
 class Doors:
@@ -95,37 +121,40 @@ def python_api(doors: Doors, item: Item, check: bool) -> Answer:
     except Exception as exc:  # a Corrector of a missing database raises at construction
         return Answer(None if check else item.sql, (), error_text(exc))
     with fixer:
-        result = (fixer.check if check else fixer.correct)(item.question, item.sql, item.evidence)
-    return Answer(None if check else result.sql, _codes(result.findings), result.error)
+        result = (fixer.check if check else fixer.correct)(item.question, item.sql, item.evidence,
+                                                           alternatives=list(item.alternatives))
+    return Answer(None if check else result.sql, _codes(result.findings), result.error, _vote(result.stages))
 
 
 def command_line(doors: Doors, item: Item, check: bool) -> Answer:
     runner = CliRunner()
+    alts = [arg for a in item.alternatives for arg in ("--alternative", a)]
     if check:
         r = runner.invoke(cli_app, ["check", "--db", doors.path(item), "--question", item.question,
-                                    "--sql", item.sql, "--timeout", str(TIMEOUT), "--json"])
+                                    "--sql", item.sql, "--timeout", str(TIMEOUT), "--json", *alts])
         if r.exit_code == 2:
             return Answer(None, (), r.stderr.strip().removeprefix("error: "))
         assert r.exit_code == 0, r.output
         body = json.loads(r.stdout)
-        return Answer(None, _codes(body["findings"]), body["error"])
+        return Answer(None, _codes(body["findings"]), body["error"], _vote(body["stages"]))
     r = runner.invoke(cli_app, ["correct", "--db", doors.path(item), "--question", item.question, "--sql", item.sql,
                                 "--evidence", item.evidence, "--stages", ",".join(STAGES), "--timeout",
-                                str(TIMEOUT), "--json"])
+                                str(TIMEOUT), "--json", *alts])
     assert r.exit_code in (0, 1), r.output
     body = json.loads(r.stdout)
     assert (r.exit_code == 1) == bool(body["error"])
-    return Answer(body["sql"], _codes(f for s in body["stages"] for f in s["findings"]), body["error"])
+    return Answer(body["sql"], _codes(f for s in body["stages"] for f in s["findings"]), body["error"],
+                  _vote(body["stages"]))
 
 
 def http_service(doors: Doors, item: Item, check: bool) -> Answer:
     r = doors.client.post("/check" if check else "/correct",
                           json={"db": doors.path(item), "question": item.question, "sql": item.sql,
-                                "evidence": item.evidence})
+                                "evidence": item.evidence, "alternatives": list(item.alternatives)})
     assert r.status_code == 200, r.text
     body = r.json()
     findings = body["findings"] if check else [f for s in body["stages"] for f in s["findings"]]
-    return Answer(None if check else body["sql"], _codes(findings), body["error"])
+    return Answer(None if check else body["sql"], _codes(findings), body["error"], _vote(body["stages"]))
 
 
 def _mcp_answers(root: Path) -> dict[tuple[str, bool], tuple[bool, dict | None, str]]:
@@ -152,7 +181,7 @@ def _mcp_answers(root: Path) -> dict[tuple[str, bool], tuple[bool, dict | None, 
                 for check in (False, True):
                     r = await client.call_tool("check_sql" if check else "correct_sql",
                                                {"database": item.db, "question": item.question, "sql": item.sql,
-                                                "evidence": item.evidence})
+                                                "evidence": item.evidence, "alternatives": list(item.alternatives)})
                     out[(item.name, check)] = (r.is_error, r.structured_content,
                                                r.content[0].text if r.content else "")
         return out
@@ -168,7 +197,9 @@ def mcp_server(doors: Doors, item: Item, check: bool) -> Answer:
         assert is_error and "unknown database 'nope'" in text and "concert_singer" in text, text
         return python_api(doors, item, check)
     assert not is_error, text
-    return Answer(None if check else body["sql"], _codes(body["findings"]), body["error"])
+    vote = next((line.split(" ", 1)[1].split(": ", 1)[1].rsplit("  (", 1)[0]
+                 for line in body["explanation"].splitlines() if line.startswith("consensus ")), None)
+    return Answer(None if check else body["sql"], _codes(body["findings"]), body["error"], vote)
 
 
 #: Every door a correction can come through.
@@ -209,5 +240,21 @@ def test_the_answers_are_the_expected_ones(doors):
     assert answer("empty").error == "empty SQL" and answer("blank").error == "empty SQL"
     assert answer("unknown database").error.startswith("DatabaseNotFoundError")
     assert answer("empty on an unknown database").error == answer("unknown database").error
+    assert answer("fenced answer").sql == "SELECT count(*) FROM singer WHERE Country = 'France'"
+    assert answer("fenced answer").findings[0] == "EX05"
+    assert answer("answer in a sentence").sql == "SELECT Name FROM singer WHERE Age > 40"
+    assert set(answer("fenced write").findings) == {"EX05", "EX03"}
+    assert answer("fenced write", check=True).findings == answer("fenced write").findings
+    assert answer("another dialect").sql == "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"
     nested = next(i for i in ITEMS if i.name == "nested deep")
     assert answer("nested deep").sql == nested.sql and answer("nested deep").error is None
+    # two alternatives agree against a query sqlmend suspects: their answer replaces it
+    assert answer("outvoted").sql == "SELECT count(*) FROM singer WHERE country = 'France'"
+    assert "consensus" in answer("outvoted").findings and "2 agree on others" in answer("outvoted").vote
+    assert "replaced by the strict rule" in answer("outvoted").vote
+    assert "the strict rule would replace it" in answer("outvoted", check=True).vote  # a check replaces nothing
+    assert answer("alternatives agree").sql == "SELECT count(*) FROM singer"
+    assert answer("alternatives agree").vote.startswith("1 of 2 alternatives return these rows")
+    hostile = answer("hostile alternatives")  # reported, never run (the fixture checks the file is unchanged)
+    assert hostile.sql == "SELECT count(*) FROM singer" and "(4 refused)" in hostile.vote
+    assert answer("alternatives on an unknown database").error.startswith("DatabaseNotFoundError")

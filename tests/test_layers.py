@@ -17,14 +17,14 @@ ROOT = Path(sqlmend.__file__).parent
 #: Package or module (first name under ``sqlmend``) -> its rank (the rows of the layer table in
 #: docs/architecture.md). Imports go to strictly lower ranks only.
 LAYERS = {
-    "types": 0, "errors": 0, "progress": 0, "__init__": 0,
+    "types": 0, "errors": 0, "progress": 0, "matching": 0, "__init__": 0,
     "paths": 1, "taxonomy": 1, "sql": 1,
     "db": 2, "guard": 2,
     "stage": 3, "structure": 3, "llm": 3, "data": 3,
     "rules": 4, "memory": 4, "refine": 4,
     "synth": 5,
     "search": 6,
-    "detect": 7,
+    "detect": 7, "consensus": 7,
     "pipeline": 8,
     "api": 9,
     "batch": 10,

@@ -58,8 +58,9 @@ from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, Schema, StageTrace, Task
 
-#: Stages that only look; :meth:`Corrector.check` runs those of the configuration.
-CHECK_STAGES = ("static", "memory", "detector")
+#: Stages that only look; :meth:`Corrector.check` runs those of the configuration (the consensus stage
+#: reports the alternatives' vote there and replaces nothing).
+CHECK_STAGES = ("static", "memory", "consensus", "detector")
 
 #: What ``models=`` takes: assignments ``STAGE=ENDPOINT`` (one string, a list, or a
 #: ``{stage: endpoint}`` mapping; ``"*=local"``: the embedded SmolLM2 everywhere), or
@@ -335,24 +336,44 @@ def _config(stages: Sequence[str] | str | None, models: Models, memory_store: st
 
 
 def check_config(config: PipelineConfig) -> PipelineConfig:
-    """The configuration of :meth:`Corrector.check`: ``config``'s detecting stages only."""
-    return config.model_copy(update={"stages": [s for s in config.stage_names() if s in CHECK_STAGES]})
+    """The configuration of :meth:`Corrector.check`: ``config``'s detecting stages only, the consensus
+    stage reporting the vote without deciding."""
+    options = {**config.options, "consensus": {**config.options.get("consensus", {}), "decide": False}}
+    return config.model_copy(update={"stages": [s for s in config.stage_names() if s in CHECK_STAGES],
+                                     "options": options})
 
 
 Item = tuple[str, str] | tuple[str, str, str] | Mapping[str, Any]
 
 
+def alternatives_of(value: Any) -> list[str]:
+    """``alternatives=`` as a list of texts (None: none).
+
+    Raises:
+        ConfigError: a single string (a list is meant) or an item that is not text.
+    """
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ConfigError(f"alternatives is a list of SQL texts, got {type(value).__name__}")
+    bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
+    if bad:
+        raise ConfigError(f"alternatives is a list of SQL texts; item {bad[0]} is {type(value[bad[0]]).__name__}")
+    return list(value)
+
+
 def _task_of(item: Item, index: int) -> dict[str, Any]:
     if isinstance(item, Mapping):
-        unknown = set(item) - {"question", "sql", "evidence", "question_id"}
+        unknown = set(item) - {"question", "sql", "evidence", "question_id", "alternatives"}
         if unknown or "question" not in item or "sql" not in item:
             raise ConfigError(f"item {index}: a dict takes question, sql and optionally evidence, "
-                              f"question_id (got keys {sorted(item)})")
+                              f"question_id, alternatives (got keys {sorted(item)})")
         return {"question": item["question"], "sql": item["sql"], "evidence": item.get("evidence"),
-                "question_id": str(item.get("question_id", index))}
+                "question_id": str(item.get("question_id", index)),
+                "alternatives": alternatives_of(item.get("alternatives"))}
     if isinstance(item, (tuple, list)) and len(item) in (2, 3):
         return {"question": item[0], "sql": item[1], "evidence": item[2] if len(item) == 3 else None,
-                "question_id": str(index)}
+                "question_id": str(index), "alternatives": []}
     raise ConfigError(f"item {index}: expected (question, sql), (question, sql, evidence) or a dict, "
                       f"got {type(item).__name__}")
 
@@ -432,9 +453,10 @@ class Corrector:
 
     # --- one query -------------------------------------------------------------
 
-    def _task(self, question: str, sql: str, evidence: str | None, question_id: str | None) -> Task:
+    def _task(self, question: str, sql: str, evidence: str | None, question_id: str | None,
+              alternatives: Sequence[str] | None = None) -> Task:
         return Task(question_id=question_id or "q", db_id=self.db_id, question=question, sql=sql,
-                    evidence=evidence or "", db=self.target)
+                    evidence=evidence or "", db=self.target, alternatives=alternatives_of(alternatives))
 
     def _run(self, pipe: Pipeline, task: Task, cancel: threading.Event | None = None) -> Correction:
         try:
@@ -444,7 +466,8 @@ class Corrector:
             return failed(task, exc)
 
     def correct(self, question: str, sql: str, evidence: str | None = None, *,
-                question_id: str | None = None, cancel: threading.Event | None = None) -> CorrectionResult:
+                question_id: str | None = None, alternatives: Sequence[str] | None = None,
+                cancel: threading.Event | None = None) -> CorrectionResult:
         """Correct one query: the guarded rewrite, or the input when nothing was proven wrong.
 
         Args:
@@ -452,24 +475,33 @@ class Corrector:
             sql: the SQL the text-to-SQL system wrote.
             evidence: external knowledge (BIRD style), if any.
             question_id: an id carried into the record (default ``"q"``).
+            alternatives: other answers to the question (other systems, prompts, samples): the
+                consensus stage groups them by result, reports the vote and may replace ``sql`` by
+                their answer under its rule. Untrusted like ``sql``: one that is not one read-only
+                query is reported and never run.
             cancel: an event another thread sets when it stops waiting for the answer: the
                 correction stops at its next unit of work (``error``: ``ItemCancelled: ...``).
 
         Returns:
             A :class:`CorrectionResult`; never raises for a problem of this item.
+
+        Raises:
+            ConfigError: ``alternatives`` is not a list of texts.
         """
-        task = self._task(question, sql, evidence, question_id)
+        task = self._task(question, sql, evidence, question_id, alternatives)
         return CorrectionResult(self._run(self.pipeline, task, cancel), question, self.dialect)
 
     def check(self, question: str, sql: str, evidence: str | None = None, *,
-              question_id: str | None = None, cancel: threading.Event | None = None) -> CheckResult:
+              question_id: str | None = None, alternatives: Sequence[str] | None = None,
+              cancel: threading.Event | None = None) -> CheckResult:
         """Find what is wrong with one query, rewriting nothing: the configuration's detecting
-        stages only (static, memory, detector). Arguments as :meth:`correct`.
+        stages only (static, memory, consensus with ``alternatives``, detector). Arguments as
+        :meth:`correct`.
 
         Returns:
             A :class:`CheckResult`; never raises for a problem of this item.
         """
-        task = self._task(question, sql, evidence, question_id)
+        task = self._task(question, sql, evidence, question_id, alternatives)
         return CheckResult(self._run(self.checker, task, cancel), question, self.dialect)
 
     def correct_many(self, items: Iterable[Item], workers: int = 4) -> list[CorrectionResult]:
@@ -478,7 +510,7 @@ class Corrector:
         Args:
             items: ``(question, sql)`` or ``(question, sql, evidence)`` tuples, or dicts with
                 ``question``, ``sql`` and optionally ``evidence``, ``question_id`` (default:
-                the item's index).
+                the item's index), ``alternatives``.
             workers: queries corrected at once (model calls stay limited by the
                 configuration's ``model_concurrency``).
 
@@ -494,7 +526,8 @@ class Corrector:
 
         def one(t: dict[str, Any]) -> CorrectionResult:
             try:
-                return self.correct(t["question"], t["sql"], t["evidence"], question_id=t["question_id"])
+                return self.correct(t["question"], t["sql"], t["evidence"], question_id=t["question_id"],
+                                    alternatives=t["alternatives"])
             except Exception as exc:  # a bug in one item must not lose the others
                 task = Task(question_id=t["question_id"], db_id=self.db_id, question=t["question"], sql=t["sql"])
                 return CorrectionResult(failed(task, exc), t["question"], self.dialect)
@@ -624,4 +657,4 @@ class Correctors:
 
 
 __all__ = ["CHECK_STAGES", "CheckResult", "CorrectionResult", "Corrector", "Correctors", "Item", "Models",
-           "check_answer", "check_config", "database_name", "explain_lines"]
+           "alternatives_of", "check_answer", "check_config", "database_name", "explain_lines"]

@@ -1,4 +1,4 @@
-"""The correction pipeline: static → memory → detector → search → refinement → guard.
+"""The correction pipeline: static → memory → consensus → detector → search → refinement → guard.
 
 ``Pipeline(config).correct(task)`` runs the configured stages on one task and
 returns a :class:`~sqlmend.types.Correction`; :func:`correct_batch` runs many
@@ -27,14 +27,15 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sqlmend import guard, llm
+from sqlmend import guard, llm, rules
 from sqlmend.db import benchmark_db, connect
+from sqlmend.consensus.stage import ConsensusStage
 from sqlmend.db.base import ITEM_BUDGET, WorkBudget
 from sqlmend.db.results import ItemResults
 from sqlmend.detect.stage import DetectorStage
@@ -47,6 +48,7 @@ from sqlmend.rules.stage import StaticStage
 from sqlmend.search.gate import GateVerdict, ModelGate
 from sqlmend.search.stage import SearchStage
 from sqlmend.sql import fixes as sql_fixes
+from sqlmend.sql.answer import extract
 from sqlmend.sql.functions import normalize_names
 from sqlmend.stage import RunSettings, Stage, StageContext, refused_by_engine, settings_of
 from sqlmend.taxonomy import REFUSED
@@ -57,6 +59,7 @@ from sqlmend.types import Correction, Finding, GuardVerdict, StageTrace, Task, j
 STAGES: dict[str, type[Stage] | None] = {
     "static": StaticStage,
     "memory": MemoryStage,
+    "consensus": ConsensusStage,  # only on a task with alternatives (Task.alternatives)
     "detector": DetectorStage,
     "search": SearchStage,
     "refine": None,
@@ -302,14 +305,23 @@ def _final_guard(ctx: StageContext, original: str) -> StageTrace:
     return trace
 
 
-def _proven(candidate: str, ctx: StageContext, findings: list[Finding]) -> bool:
+def _proven(candidate: str, ctx: StageContext, findings: list[Finding], applied: list[dict] | None = None) -> bool:
     """Whether ``candidate`` is the current SQL with the fixes of the strict static findings applied:
-    a rule proves the change (the static stage's rewrite)."""
+    a rule proves the change (the static stage's rewrite). A whole-query rewrite (``transpile``, rule
+    EX04) is applied alone first and the strict fixes the rules found on what it wrote after it, as the
+    static stage did (``applied``: its trace's fixes, each one a strict finding's)."""
     fixes = [fx for f in findings if f.severity == "strict" and f.source == "static" for fx in f.fixes]
     if not fixes:
         return False
     try:
-        return sql_fixes.apply(ctx.sql, fixes, dialect=ctx.dialect).strip() == candidate.strip()
+        whole = [fx for fx in fixes if fx.get("op") == "transpile"][:1]
+        if not whole:
+            return sql_fixes.apply(ctx.sql, fixes, dialect=ctx.dialect).strip() == candidate.strip()
+        steps = applied if applied and applied[0] == whole[0] and all(fx in fixes for fx in applied) else whole
+        text = sql_fixes.apply(ctx.sql, steps[:1], dialect=ctx.dialect)
+        if steps[1:]:
+            text = sql_fixes.apply(text, steps[1:], dialect=ctx.dialect)
+        return text.strip() == candidate.strip()
     except SqlmendError:  # fixes planned on another SQL
         return False
 
@@ -321,18 +333,22 @@ def _second_law(trace: StageTrace, ctx: StageContext) -> str | None:
     if result is not None or not refused_by_engine(error):
         return None
     candidate = trace.verdict.sql
-    if _proven(candidate, ctx, [*ctx.findings, *trace.findings]):
+    if _proven(candidate, ctx, [*ctx.findings, *trace.findings], trace.detail.get("fixes")):
         return None
     why = guard.SecondLaw(ctx.db, ctx.sql, ctx.task.question).check(candidate)
     return f"rewrite not admitted (second law: a failing query is kept rather than answer another question): {why}" \
         if why else None
 
 
-def _admitted(trace: StageTrace, ctx: StageContext, gate: Any) -> bool:
+def _admitted(trace: StageTrace, ctx: StageContext, gate: Any, whole: bool = False) -> bool:
     """Whether a stage's rewrite the guard accepted is taken: a rewrite of a query the engine refuses
     keeps the second law (:func:`_second_law`, every stage), and one that came from a model call passes
-    the model gate too (:mod:`sqlmend.search.gate`); a refusal turns the trace's verdict into one."""
-    law = _second_law(trace, ctx)
+    the model gate too (:mod:`sqlmend.search.gate`); a refusal turns the trace's verdict into one.
+
+    ``whole``: the rewrite is a whole other answer to the question, not an edit of the query (a stage with
+    ``replaces_query``, the consensus stage): "drops no clause, adds no table" says nothing of another
+    system's query, so its own rule judges it (the consensus rule keeps what the question names)."""
+    law = None if whole else _second_law(trace, ctx)
     if law is not None:
         trace.detail["rejected"] = law
         trace.verdict = GuardVerdict(False, law, ctx.sql)
@@ -357,6 +373,13 @@ def _admitted(trace: StageTrace, ctx: StageContext, gate: Any) -> bool:
     return False
 
 
+def stage_applies(stage: Any, task: Task) -> bool:
+    """Whether a stage has anything to do for a task (``StageBase.applies``; the consensus stage needs
+    alternatives); one that does not is left out of the task's run and trace."""
+    applies = getattr(stage, "applies", None)
+    return applies is None or applies(task)
+
+
 def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = None) -> None:
     """Run ``stages`` on ``ctx`` in order, chaining accepted rewrites and findings.
 
@@ -376,6 +399,8 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = 
     """
     refused = False
     for stage in stages:
+        if stage != "guard" and not stage_applies(stage, ctx.task):  # nothing to do: no trace
+            continue
         if refused and stage != "guard":  # a refusal is reported, never rewritten
             ctx.traces.append(StageTrace(stage=getattr(stage, "name", "?"), status="skipped",
                                          note="refused: not one read-only query"))
@@ -388,8 +413,11 @@ def run_stages(ctx: StageContext, stages: list[Any], original: str, gate: Any = 
             continue
         trace = _run_stage(stage, ctx)
         ctx.traces.append(trace)
-        if trace.candidate and trace.verdict and trace.verdict.accepted and _admitted(trace, ctx, gate):
+        if trace.candidate and trace.verdict and trace.verdict.accepted and \
+                _admitted(trace, ctx, gate, whole=getattr(stage, "replaces_query", False)):
             ctx.accept(trace.verdict.sql)
+            if getattr(stage, "replaces_query", False):  # the findings were about the query it replaced
+                ctx.findings.clear()
         elif trace.candidate and trace.verdict is None:
             # a stage must guard its own rewrite; an unguarded candidate is not taken
             trace.note = (trace.note + "; " if trace.note else "") + "candidate without guard verdict ignored"
@@ -453,8 +481,13 @@ class Pipeline:
                 db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout, cancel=cancel)
                 db.results = results if results is not None else ItemResults()
                 try:
-                    ctx = StageContext(task=task, db=db, sql=task.sql, run=self.run, resolve=self.resolve)
-                    run_stages(ctx, self.stages, task.sql, self.gate)
+                    intake, query = take_sql_out(task, db)
+                    ctx = StageContext(task=query, db=db, sql=query.sql, run=self.run, resolve=self.resolve)
+                    if intake is not None:
+                        ctx.traces.append(intake)
+                    run_stages(ctx, self.stages, query.sql, self.gate)
+                    if intake is not None and ctx.execute()[0] is None:
+                        _keep_raw_answer(intake, ctx, task.sql)
                 finally:
                     result.executions = db.results.counts()
                     db.budget = db.results = None
@@ -464,6 +497,38 @@ class Pipeline:
         result.stages = ctx.traces
         result.sql = ctx.sql
         return result
+
+
+def take_sql_out(task: Task, db: Any) -> tuple[StageTrace | None, Task]:
+    """The SQL of a model's raw answer, taken out once before anything parses it (rule EX05:
+    :func:`sqlmend.sql.answer.extract`), and the trace step that says so (``input``, its finding
+    kept out of the later stages' evidence); the task as it came and no step when the SQL is plain.
+
+    Every door reaches this through :meth:`Pipeline.correct`, so a fenced answer gets one answer
+    everywhere; the record keeps the raw answer as its ``original_sql``.
+    """
+    dialect = getattr(db, "dialect", "sqlite")
+    found = extract(task.sql, dialect)
+    if found is None:
+        return None, task
+    start = time.perf_counter()
+    findings = rules.check(db, task.sql, task.question, codes=["EX05"])
+    for f in findings:
+        f.source = "input"
+    trace = StageTrace(stage="input", status="ran", findings=findings, detail={"sql": found.sql},
+                       note=findings[0].message if findings else "SQL taken out of a raw answer")
+    trace.seconds = round(time.perf_counter() - start, 4)
+    return trace, replace(task, sql=found.sql)
+
+
+def _keep_raw_answer(intake: StageTrace, ctx: StageContext, raw: str) -> None:
+    """The raw answer as given when the SQL taken out of it still does not run (refused, or the engine
+    fails it): the output is the input or one query that runs, never a third text; the ``input``
+    step keeps what was taken out and says why it is not returned."""
+    why = ctx.execute()[1] or "it does not run"
+    intake.note += f"; the SQL taken out does not run ({why}): the answer is returned as given"
+    intake.detail["returned"] = "as given"
+    ctx.sql = raw
 
 
 def _check_text(task: Task) -> None:

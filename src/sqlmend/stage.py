@@ -105,6 +105,9 @@ class StageBase:
     Settings: ClassVar[type[StageSettings]] = StageSettings
     #: Whether the default stage list (no ``--stages``) includes the stage.
     default_on: ClassVar[bool] = True
+    #: Whether the stage's rewrite is a whole other query, not an edit of the current one: when it is
+    #: taken, the earlier stages' findings (about the query it replaced) no longer reach later stages.
+    replaces_query: ClassVar[bool] = False
 
     def __init__(self, settings: StageSettings | None = None, run: RunSettings | None = None):
         """Args:
@@ -122,6 +125,11 @@ class StageBase:
             ConfigError: an unknown option key or a bad value.
         """
         return cls(settings_of(cls.Settings, cls.name, options), run)
+
+    def applies(self, task: Task) -> bool:
+        """Whether the stage has anything to do for ``task``. One that does not leaves no trace: the
+        consensus stage on a task without alternatives, so such a task runs exactly as before."""
+        return True
 
     def run(self, ctx: "StageContext") -> StageTrace:  # pragma: no cover - the interface
         raise NotImplementedError
@@ -188,6 +196,36 @@ def limit_reason(exc: QueryTimeout) -> str:
     return f"the query did not finish within its limit: {limit}; the input is kept"
 
 
+@dataclass(frozen=True)
+class Vote:
+    """What other answers to the question say about one SQL (the consensus stage's count).
+
+    ``k`` alternatives were given; ``agree`` of them return this SQL's rows (the evaluator's set rule).
+    """
+
+    sql: str
+    k: int
+    agree: int
+
+    def p_error(self, p_error: float) -> float:
+        """P(error) of the SQL with this vote: another judge's P(error) counts as one more voter.
+
+        >>> Vote("SELECT 1", k=4, agree=0).p_error(0.2), Vote("SELECT 1", k=0, agree=0).p_error(0.2)
+        (0.84, 0.2)
+        """
+        return ((self.k - self.agree) + p_error) / (self.k + 1)
+
+
+@dataclass(frozen=True)
+class Offered:
+    """A query one stage offers later ones as a candidate repair (the consensus stage: a group of
+    alternatives that agree), with its result when it has one."""
+
+    sql: str
+    label: str
+    result: ExecResult | None = None
+
+
 @dataclass
 class StageContext:
     """What a pipeline stage receives.
@@ -205,6 +243,10 @@ class StageContext:
     resolve: Callable[[str], Backend | None] | None = None
     findings: list[Finding] = field(default_factory=list)
     traces: list[StageTrace] = field(default_factory=list)
+    #: The alternatives' vote on each SQL they were compared with (the consensus stage's), by SQL text.
+    votes: dict[str, Vote] = field(default_factory=dict)
+    #: Candidate repairs an earlier stage offers (the consensus stage's groups), for the search and refinement.
+    offered: list[Offered] = field(default_factory=list)
     _tree: Any = field(default=None, repr=False)
     _parse_error: str | None = field(default=None, repr=False)
     _parsed: bool = field(default=False, repr=False)
@@ -286,6 +328,24 @@ class StageContext:
                     raise self.db.aborted from exc
                 self._exec = (None, exec_error_text(exc))
         return self._exec
+
+    def run_query(self, text: str, timeout: float | None = None,
+                  max_rows: int | None = None) -> tuple[ExecResult | None, str | None]:
+        """Execute another query of the item (an alternative, a probe) on its database, under the item's
+        budget: ``(result, None)`` or ``(None, why it failed)`` as :meth:`execute` words it.
+
+        Raises:
+            ItemAborted: the item's budget is spent (the item ends), or a safety net fired.
+        """
+        try:
+            return self.db.execute(text, timeout=self.run.timeout if timeout is None else timeout,
+                                   max_rows=self.run.max_rows if max_rows is None else max_rows), None
+        except DatabaseError as exc:
+            return None, exec_error_text(exc)
+
+    def vote(self) -> Vote | None:
+        """The alternatives' vote on the current SQL, when the consensus stage counted one."""
+        return self.votes.get(self.sql)
 
     def set_execution(self, result: ExecResult | None, error: str | None) -> None:
         """Record the current SQL's execution when a caller already has it."""

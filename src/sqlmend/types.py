@@ -31,6 +31,9 @@ class Task:
     gold: str | None = None  # reference SQL, when the dataset has one
     difficulty: str | None = None  # BIRD's difficulty or Spider's hardness
     db: str | None = None  # the database's path or URL (else found by db_id under a database folder)
+    #: Other answers to the same question (other systems, prompts or samples): untrusted SQL, each
+    #: run only when it is one read-only query; the consensus stage groups them by result.
+    alternatives: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

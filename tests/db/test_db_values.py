@@ -48,6 +48,16 @@ def test_modes_find_the_stored_variants(spider_db, cache_root):
         assert "United Arab Emirates" in vi.find("country", "Name", "UAE", mode="prefix")
 
 
+def test_accent_mode_folds_accents_only_when_asked(spider_db, cache_root):
+    with connect(spider_db("world_1")) as db:
+        vi = db.value_index()
+        assert vi.find("city", "Name", "Sao Paulo", mode="accent") == ["São Paulo"]
+        assert vi.find("city", "Name", "zurich ", mode="accent") == ["Zürich"]
+        assert vi.find("city", "Name", "Sao Paulo", mode="ci") == []
+        # not one of the modes the repair search tries in turn (its candidates stay as they were)
+        assert "accent" not in MODES and all(m.mode != "accent" for m in vi.matches("city", "Name", "Zurich"))
+
+
 def test_matches_tries_modes_in_order_without_repeats(spider_db, cache_root):
     with connect(spider_db("world_1")) as db:
         found = db.value_index().matches("country", "Continent", "europe", limit=5)

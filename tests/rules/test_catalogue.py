@@ -71,3 +71,23 @@ def test_unmeasured_or_silent_rules_are_advisory():
     silent = {"rules": {"VL01": {"precision_clean": None, "flagged_clean": 0}}}
     assert rules.effective_severity(rule, silent) == "advisory"
     assert rules.severity_reason(rule, {"rules": {"VL01": {"precision_clean": 0.9}}}) == "below 99.5%"
+
+
+def test_two_benchmarks_write_one_precision_file_without_erasing_each_other():
+    static = {"date": "d1", "rules": {"VL01": {"precision_clean": 1.0, "flagged_all": 37},
+                                      "EX04": {"precision_clean": None, "flagged_all": 0}}}
+    dialects = {"rules": {"EX04": {"act_precision_clean": 1.0, "flagged_all": 500, "measured_by": "bench dialects"}}}
+    merged = rules.merge_measured(static, dialects)
+    assert merged["rules"]["EX04"]["flagged_all"] == 500 and merged["rules"]["VL01"]["flagged_all"] == 37
+    again = rules.merge_measured(merged, static)  # bench static again: EX04 flagged nothing there
+    assert again["rules"]["EX04"]["measured_by"] == "bench dialects" and again["date"] == "d1"
+
+
+def test_the_rules_for_other_dialects_and_literal_forms_act_by_their_measurement():
+    # measured on Spider-train variants by `sqlmend bench dialects --write-precision` (the five prediction
+    # files never exercise them); EX05 reports a raw answer and fixes nothing
+    for code in ("EX04", "CD02", "VL10", "VL11", "VL12", "VL13"):
+        entry = rules.measured()["rules"][code]
+        assert entry["measured_by"] == "bench dialects" and entry["dataset"] == "spider-train"
+        assert rules.effective_severity(rules.get(code)) == "strict", code
+    assert rules.effective_severity(rules.get("EX05")) == "advisory"

@@ -121,7 +121,7 @@ class Merged:
 
 def _comparable(run: dict[str, Any]) -> dict[str, Any]:
     config = {k: v for k, v in run.get("config", {}).items() if k not in _PER_MACHINE}
-    keys = ("dataset", "pred_sha256", "format", "selection", "tasks_selected")
+    keys = ("dataset", "pred_sha256", "alternatives_sha256", "format", "selection", "tasks_selected")
     return {k: run.get(k) for k in keys} | {"config": config}
 
 

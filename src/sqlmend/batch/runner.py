@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +80,25 @@ def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Any, out
     return results, write_outputs(out, ds, preds, results, fmt, time.perf_counter() - t0)
 
 
+def with_alternatives(tasks: list[Task], ds: Any, files: list[Path]) -> list[Task]:
+    """The tasks with the answers of other prediction files as their alternatives (``--alt``), after
+    those a task file gives; each file is read as ``--pred`` is (any format), aligned with the dataset.
+
+    Raises:
+        DatasetError: a file does not answer the dataset's questions (the reader names the line).
+    """
+    if not files:
+        return tasks
+    alts = [load_predictions(f, ds) for f in files]
+    return [replace(t, alternatives=[*t.alternatives, *(a[t.question_id] for a in alts if t.question_id in a)])
+            for t in tasks]
+
+
 def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root: str | None = None,
                  db_root: str | None = None, limit: int | None = None, sample: int | None = None,
                  seed: int = 0, shard: tuple[int, int] | None = None,
-                 progress: bool = True, engine: str = "local") -> tuple[list[Correction], Path]:
+                 progress: bool = True, engine: str = "local",
+                 alternatives: list[Path] | None = None) -> tuple[list[Correction], Path]:
     """``sqlmend correct --dataset --pred --out``: choose the tasks, keep a shard, run, write.
 
     Args:
@@ -98,6 +114,8 @@ def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root:
         shard: ``(K, N)``: only the tasks of shard K of N.
         progress: show a progress bar.
         engine: ``local``, ``ray`` or ``ray://HOST:PORT`` (:func:`check_engine`).
+        alternatives: prediction files of other answers to the same questions (``--alt``), aligned
+            with ``pred``: each task's alternatives, for the consensus stage.
 
     Returns:
         The corrections and the corrected prediction file.
@@ -105,8 +123,11 @@ def correct_file(dataset: str, pred: Path, out: Path, config: Any, *, data_root:
     check_engine(engine)
     ds = load_dataset(dataset, data_root=data_root, db_root=db_root)
     preds = load_predictions(pred, ds)
-    chosen = choose(ds.with_sql(preds), limit, sample, seed)
+    alternatives = [Path(a) for a in alternatives or []]
+    chosen = with_alternatives(choose(ds.with_sql(preds), limit, sample, seed), ds, alternatives)
     manifest = {"dataset": dataset, "pred": str(Path(pred).resolve()), "pred_sha256": file_sha256(pred),
+                "alternatives": [str(a.resolve()) for a in alternatives],
+                "alternatives_sha256": [file_sha256(a) for a in alternatives],
                 "data_root": data_root,
                 "db_root": db_root, "selection": {"limit": limit, "sample": sample, "seed": seed},
                 "tasks_selected": len(chosen), "shard": list(shard) if shard else None}

@@ -159,7 +159,7 @@ class EngineReport:
     files: list[FileCheck] = field(default_factory=list)
 
 
-class _Runner:
+class Runner:
     """Runs queries on databases it opens once each (closed by :meth:`close`)."""
 
     def __init__(self, timeout: float) -> None:
@@ -228,7 +228,7 @@ def bench_engine(engine: str, dataset: Any, preds: list[Path], timeout: float = 
     def carry(text: str, db_id: str) -> str:
         return sqlmod.transpile(text, read="sqlite", write=dialect, schema=schemas[db_id])
 
-    run = _Runner(timeout)
+    run = Runner(timeout)
     with engine_targets(engine, files, collation=collation, echo=echo) as targets:
         with connect(next(iter(targets.values()))) as db:
             version = getattr(db, "version", "") or str(db._query("SELECT version()")[0][0])
@@ -285,7 +285,7 @@ def bench_engine(engine: str, dataset: Any, preds: list[Path], timeout: float = 
 
 
 def _compare(name: str, mine: list, carried: list, on_sqlite: list, on_engine: list, files: dict,
-             targets: dict, gold_rows: dict, run: _Runner) -> FileCheck:
+             targets: dict, gold_rows: dict, run: Runner) -> FileCheck:
     check = FileCheck(pred=name)
     lite_b, lite_a, eng_b, eng_a, lite_c, eng_c = [], [], [], [], [], []
     patterns: Counter = Counter()

@@ -359,6 +359,25 @@ def evaluate(dataset: Dataset, predictions: Mapping[str, str], timeout: float = 
                       seconds=time.perf_counter() - started, gold_cached=cached)
 
 
+class CachedEvaluator:
+    """The evaluator's verdicts (:func:`evaluate`), each SQL of a question executed once however many
+    runs give it (the benchmarks that pair several corrections of one file: model-sim, alternatives)."""
+
+    def __init__(self, ds: Dataset, timeout: float, workers: int):
+        self.ds, self.timeout, self.workers = ds, timeout, workers
+        self._seen: dict[tuple[str, str], QuestionResult] = {}
+
+    def __call__(self, sqls: Mapping[str, str], label: str) -> EvalReport:
+        """The :class:`EvalReport` of ``{question_id: sql}``."""
+        key = lambda q, text: (q, " ".join(text.split()))  # noqa: E731
+        todo = {q: text for q, text in sqls.items() if key(q, text) not in self._seen}
+        if todo:
+            sub = Dataset(self.ds.name, [self.ds.task(q) for q in todo], db_root=self.ds.db_root)
+            for r in evaluate(sub, todo, timeout=self.timeout, workers=self.workers, label=label).results:
+                self._seen[key(r.question_id, todo[r.question_id])] = r
+        return EvalReport(self.ds.name, label, self.timeout, [self._seen[key(q, text)] for q, text in sqls.items()])
+
+
 def evaluate_run(run: Any, workers: int = 2, timeout: float = 30.0) -> tuple[EvalReport | None, EvalReport | None]:
     """Evaluate a correction run's original and corrected SQL against the gold; set its items' verdicts.
 

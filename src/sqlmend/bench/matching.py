@@ -1,19 +1,9 @@
 """Comparing a prediction's result with the gold's.
 
-Two rules, reported side by side:
+The two rules, **set** (BIRD's, the shared numbers') and **ordered**, are :mod:`sqlmend.matching`'s,
+below every layer: the consensus stage groups alternatives by the same set rule. Here, what only
+the evaluator needs: whether a gold orders its rows, and why two results differ.
 
-* **set** (BIRD's ``set(predicted) == set(gold)``, also how the shared Spider numbers were
-  measured): the rows as sets; order and duplicates ignored;
-* **ordered**: the rows as lists when the gold orders them (a top-level ORDER BY), as
-  multisets otherwise, so that a swapped order under ORDER BY and duplicated rows count as wrong.
-
-Values compare with Python equality of what the engine returned, as the official scripts do
-(``1 == 1.0``; ``'1' != 1``).
-
->>> same_set([(1,), (2,)], [(2,), (1,), (1,)])
-True
->>> same_ordered([(1,), (2,)], [(2,), (1,)], ordered=True)
-False
 >>> gold_orders("SELECT a FROM t WHERE b IN (SELECT b FROM u ORDER BY c LIMIT 3)")
 False
 """
@@ -21,43 +11,12 @@ False
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Sequence
 
 from sqlmend.data.hardness import SpiderParseError, tokenize
+from sqlmend.matching import same_ordered, same_set, set_key  # noqa: F401 (the rules live below every layer)
 
 _STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
-
-
-def same_set(pred: Sequence[tuple], gold: Sequence[tuple]) -> bool:
-    """BIRD's rule: equal sets of rows.
-
-    Args:
-        pred: the prediction's rows.
-        gold: the gold's rows.
-
-    Returns:
-        True when the sets are equal.
-    """
-    return set(pred) == set(gold)
-
-
-def same_ordered(pred: Sequence[tuple], gold: Sequence[tuple], ordered: bool) -> bool:
-    """The order- and duplicate-aware rule.
-
-    Args:
-        pred: the prediction's rows.
-        gold: the gold's rows.
-        ordered: the gold has a top-level ORDER BY (compare lists), else compare multisets.
-
-    Returns:
-        True when equal under the rule.
-    """
-    if len(pred) != len(gold):
-        return False
-    if list(pred) == list(gold):  # equal lists: equal multisets too
-        return True
-    return not ordered and Counter(pred) == Counter(gold)
 
 
 def gold_orders(sql: str) -> bool:

@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from sqlmend.bench.evaluate import CachedEvaluator
 from sqlmend.bench.simmodel import Oracle, Rates, ReplayedModel, SimulatedModel, SqlSource, evaluated, pool_of
 from sqlmend.types import Correction
 
@@ -138,28 +139,6 @@ class SimRow:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class _Evaluator:
-    """The evaluator's verdicts (:func:`sqlmend.bench.evaluate.evaluate`), each SQL of a question
-    executed once however many runs give it."""
-
-    def __init__(self, ds: Any, timeout: float, workers: int):
-        self.ds, self.timeout, self.workers = ds, timeout, workers
-        self._seen: dict[tuple[str, str], Any] = {}
-
-    def __call__(self, sqls: dict[str, str], label: str) -> Any:
-        """The :class:`~sqlmend.bench.evaluate.EvalReport` of ``{question_id: sql}``."""
-        from sqlmend.bench.evaluate import EvalReport, evaluate
-        from sqlmend.data.datasets import Dataset
-
-        key = lambda q, text: (q, " ".join(text.split()))  # noqa: E731
-        todo = {q: text for q, text in sqls.items() if key(q, text) not in self._seen}
-        if todo:
-            sub = Dataset(self.ds.name, [self.ds.task(q) for q in todo], db_root=self.ds.db_root)
-            for r in evaluate(sub, todo, timeout=self.timeout, workers=self.workers, label=label).results:
-                self._seen[key(r.question_id, todo[r.question_id])] = r
-        return EvalReport(self.ds.name, label, self.timeout, [self._seen[key(q, text)] for q, text in sqls.items()])
 
 
 def calls(c: Correction) -> int:
@@ -359,7 +338,7 @@ def bench_model_sim(preds: list[Path], models: list[ModelSpec], strategies: list
     ds = load_dataset(dataset)
     stand_ins = _Models(ds, list(pool_files or shared_prediction_files(dataset)), workers, progress, seed,
                         echo_rate, judge_accuracy)
-    evaluator = _Evaluator(ds, timeout, workers)
+    evaluator = CachedEvaluator(ds, timeout, workers)
     transport = "http" if http else "in-process"
     rows: list[SimRow] = []
     for path in preds:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from sqlmend import sql as sqlmod
-from sqlmend.bench.engines import _Runner, engine_targets, same_rows
+from sqlmend.bench.engines import Runner, engine_targets, same_rows
 from sqlmend.data.sampling import seeded_sample
 from sqlmend.db import connect
 from sqlmend.errors import QueryTimeout, SqlmendError
@@ -114,7 +114,7 @@ def make_cases(ds: Any, per_kind: int, seed: int = 0, counts: tuple[int, ...] = 
     return out
 
 
-def _carry(cases: list[Case], ds: Any, targets: dict[str, str], run: _Runner, timeout: float) -> list[Case]:
+def _carry(cases: list[Case], ds: Any, targets: dict[str, str], run: Runner, timeout: float) -> list[Case]:
     """The cases as PostgreSQL sees them: gold and variant transpiled; kept when the gold returns SQLite's
     rows there and PostgreSQL refuses the variant."""
     schemas: dict[str, Any] = {}
@@ -141,7 +141,7 @@ def _carry(cases: list[Case], ds: Any, targets: dict[str, str], run: _Runner, ti
     return out
 
 
-def _outcome(c: Case, output: str, target: Any, run: _Runner, dialect: str) -> str:
+def _outcome(c: Case, output: str, target: Any, run: Runner, dialect: str) -> str:
     rows, _ = run.rows(target, output)
     if rows is None:
         return "failing"
@@ -150,7 +150,7 @@ def _outcome(c: Case, output: str, target: Any, run: _Runner, dialect: str) -> s
     return "clause_dropped" if dropped_clauses(c.gold_sql, output, dialect) else "restored"
 
 
-def _tally(cases: list[Case], outputs: list[Any], targets: Callable[[Case], Any], run: _Runner,
+def _tally(cases: list[Case], outputs: list[Any], targets: Callable[[Case], Any], run: Runner,
            dialect: str) -> dict[str, Any]:
     table: dict[str, dict[str, Counter]] = {}
     examples: list[dict[str, Any]] = []
@@ -213,7 +213,7 @@ def bench_names(ds: Any, engines: tuple[str, ...] = ("sqlite",), per_kind: int =
     if unknown:
         raise ValueError(f"unknown engine {', '.join(unknown)}; known: {', '.join(ENGINES)}")
     config = PipelineConfig(workers=workers, timeout=timeout)
-    run = _Runner(timeout)
+    run = Runner(timeout)
     report: dict[str, Any] = {"dataset": ds.name, "seed": seed, "per_kind": per_kind}
     try:
         cases = make_cases(ds, per_kind, seed, timeout=timeout)

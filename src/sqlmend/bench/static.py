@@ -131,6 +131,7 @@ def check_file(ds: Any, preds: dict[str, str], timeout: float,
     """
     from sqlmend.db import connect
     from sqlmend.errors import SqlmendError
+    from sqlmend.pipeline import take_sql_out
 
     for task in progress_bar(ds.tasks, desc="check", disable=not progress):
         task = Task(**{**task.to_dict(), "sql": preds.get(task.question_id, "")})
@@ -140,9 +141,11 @@ def check_file(ds: Any, preds: dict[str, str], timeout: float,
             if path is None:
                 raise SqlmendError(f"database {task.db_id} not found")
             with connect(str(path)) as conn:
-                trace = static_trace(conn, task, timeout)
-            record.update(findings=[f.to_dict() for f in trace.findings],
-                          sql=trace.verdict.sql if trace.verdict else task.sql)
+                intake, query = take_sql_out(task, conn)  # a model's raw answer: as Pipeline.correct does
+                trace = static_trace(conn, query, timeout)
+            found = (intake.findings if intake is not None else []) + trace.findings
+            record.update(findings=[f.to_dict() for f in found],
+                          sql=trace.verdict.sql if trace.verdict else query.sql)
         except SqlmendError as exc:
             record["error"] = str(exc)
         yield record

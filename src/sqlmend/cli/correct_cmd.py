@@ -125,8 +125,33 @@ def print_explanation(lines: Any) -> None:
         con.print(styled + escape(rest), soft_wrap=True)
 
 
+def with_risk(config: PipelineConfig, risk: float | None, history: Path | None) -> PipelineConfig:
+    """Point the consensus stage at the risk rule (``--risk ALPHA --risk-history FILE``).
+
+    Returns:
+        ``config`` itself when ``risk`` is None.
+
+    Raises:
+        typer.BadParameter: ``--risk`` without ``--risk-history`` (the rule needs a labelled history), or
+            a history file that cannot be read.
+    """
+    if risk is None:
+        if history is not None:
+            raise typer.BadParameter("--risk-history calibrates --risk ALPHA: give both")
+        return config
+    if history is None:
+        raise typer.BadParameter("--risk ALPHA needs --risk-history FILE: the labelled history its threshold is "
+                                 "calibrated on (written by `sqlmend bench alternatives --history-out FILE`)")
+    options = {**config.options, "consensus": {**config.options.get("consensus", {}), "risk": risk,
+                                               "history": str(history)}}
+    try:
+        return PipelineConfig(**{**config.model_dump(), "options": options})
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def answer_one(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig,
-               check: bool = False) -> tuple[Any, str]:
+               check: bool = False, alternatives: list[str] | None = None) -> tuple[Any, str]:
     """One query through :meth:`sqlmend.api.Correctors.answer`, the path of every door (the
     service's too): the correction (a missing database is the item's error) and the database's
     dialect (``sqlite`` when it cannot be opened)."""
@@ -137,7 +162,7 @@ def answer_one(db: str, question: str, sql_text: str, evidence: str, config: Pip
     doors = Correctors(Pipeline(config), size=1)
     try:
         task = Task(question_id="cli", db_id=database_name(db), question=question, sql=sql_text,
-                    evidence=evidence or "", db=db)
+                    evidence=evidence or "", db=db, alternatives=list(alternatives or []))
         correction = doors.answer(task, check=check)
         try:
             dialect = doors.get(db, task.db_id).dialect  # kept open by the answer
@@ -149,11 +174,11 @@ def answer_one(db: str, question: str, sql_text: str, evidence: str, config: Pip
 
 
 def _single(db: str, question: str, sql_text: str, evidence: str, config: PipelineConfig,
-            as_json: bool) -> None:
+            as_json: bool, alternatives: list[str]) -> None:
     from sqlmend.api import explain_lines
     from sqlmend.types import json_text
 
-    correction, dialect = answer_one(db, question, sql_text, evidence, config)
+    correction, dialect = answer_one(db, question, sql_text, evidence, config, alternatives=alternatives)
     if as_json:
         typer.echo(json_text(correction.to_dict()))
     else:
@@ -174,6 +199,20 @@ def correct(
     question: str = typer.Option(None, help="single query: the question"),
     sql: str = typer.Option(None, "--sql", help="single query: the SQL to check"),
     evidence: str = typer.Option("", help="single query: evidence (BIRD style)"),
+    alt: list[Path] = typer.Option(None, "--alt", metavar="FILE",
+                                   help="a prediction file of other answers to the same questions (another "
+                                        "system, prompt or sample), aligned with --pred, any format --pred takes; "
+                                        "repeatable: the consensus stage groups each task's alternatives by result "
+                                        "(docs/pipeline.md 'Second opinions')"),
+    alternative: list[str] = typer.Option(None, "--alternative", metavar="SQL",
+                                          help="single query: another answer to the question; repeatable"),
+    risk: float = typer.Option(None, "--risk", metavar="ALPHA",
+                               help="the consensus stage's risk rule instead of its strict one: replace when the "
+                                    "alternatives' score passes a threshold that keeps the expected share of correct "
+                                    "queries broken below ALPHA (e.g. 0.01), calibrated on --risk-history"),
+    risk_history: Path = typer.Option(None, "--risk-history", metavar="FILE",
+                                      help="the labelled history --risk is calibrated on (`sqlmend bench alternatives "
+                                           "--history-out FILE`)"),
     limit: int = typer.Option(None, help="correct only the first N tasks"),
     sample: int = typer.Option(None, help="correct a seeded random sample of N tasks"),
     seed: int = _SEED,
@@ -223,26 +262,34 @@ def correct(
       sqlmend correct --dataset tasks.jsonl --db-root dbs/ --pred preds.jsonl --out runs/b --shard 1/4
 
       sqlmend correct --dataset spider-dev --pred dev.sql --out runs/c --engine ray --workers 8
+
+      sqlmend correct --dataset spider-dev --pred a.sql --alt b.sql --alt c.sql --out runs/d
+
+      sqlmend correct --db concert_singer.sqlite --question "..." --sql "..." --alternative "SELECT ..."
     """
-    config = with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option,
-                                 model_gate=model_gate, allow_functions=list(allow_function or [])),
-                         memory_store, memory_namespace)
+    config = with_risk(with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option,
+                                           model_gate=model_gate, allow_functions=list(allow_function or [])),
+                                   memory_store, memory_namespace), risk, risk_history)
     if sql is not None:
         if not db or question is None:
             raise typer.BadParameter("a single query needs --db, --question and --sql")
+        if alt:
+            raise typer.BadParameter("--alt names prediction files; a single query takes --alternative SQL")
         try:
-            _single(db, question, sql, evidence, config, as_json)
+            _single(db, question, sql, evidence, config, as_json, list(alternative or []))
         except SqlmendError as exc:
             raise typer.BadParameter(str(exc)) from None
         return
     if not (dataset and pred and out):
         raise typer.BadParameter("give --dataset, --pred and --out (or --db, --question, --sql)")
+    if alternative:
+        raise typer.BadParameter("--alternative is for a single query; a prediction file takes --alt FILE")
     from sqlmend.batch import correct_file, parse_shard
 
     try:
         results, target = correct_file(dataset, pred, out, config, data_root=data_root, db_root=db_root,
                                        limit=limit, sample=sample, seed=seed, shard=parse_shard(shard),
-                                       progress=not quiet, engine=engine)
+                                       progress=not quiet, engine=engine, alternatives=list(alt or []))
     except SqlmendError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

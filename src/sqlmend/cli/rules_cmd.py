@@ -35,13 +35,19 @@ def check_cmd(
     pred: Path = typer.Option(None, "--pred", help="Batch form: a prediction file for --dataset."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (one object per line in batch form)."),
     timeout: float = typer.Option(10.0, help="Seconds each query and probe may run."),
+    alternative: list[str] = typer.Option(None, "--alternative", metavar="SQL",
+                                          help="Another answer to the question (repeatable): the alternatives' "
+                                               "vote is reported too (the consensus stage, nothing replaced)."),
     quiet: bool = QUIET,
 ) -> None:
     """Run the static rules on one SQL (--db/--sql) or on a prediction file (--dataset/--pred).
 
     Prints each finding with its code, severity, error type, message, location,
     evidence and proven fix, and the rewrite the strict fixes give when the
-    validate-or-retain guard accepts it.
+    validate-or-retain guard accepts it. With --alternative, also how many other
+    answers return the query's rows (finding `consensus` when none does).
+
+    Example: sqlmend check --db concert_singer.sqlite --question "..." --sql "..." --alternative "SELECT ..."
     """
     from sqlmend.api import check_answer
     from sqlmend.cli.correct_cmd import answer_one
@@ -53,9 +59,10 @@ def check_cmd(
         return
     if not db or sql_text is None:
         raise typer.BadParameter("give --db and --sql, or --dataset and --pred")
-    # the static stage alone, no model, on the path of every door (api.Correctors.answer)
-    correction, _ = answer_one(db, question, sql_text, "", PipelineConfig(stages=["static"], timeout=timeout),
-                               check=True)
+    # the static stage (and the alternatives' vote), no model, on the path of every door (api.Correctors.answer)
+    stages = ["static", "consensus"] if alternative else ["static"]
+    correction, _ = answer_one(db, question, sql_text, "", PipelineConfig(stages=stages, timeout=timeout),
+                               check=True, alternatives=list(alternative or []))
     trace = correction.stages[0] if correction.stages else None
     if correction.error or trace is None or trace.status == "failed":
         typer.echo(f"error: {correction.error or (trace.note if trace else 'nothing ran')}", err=True)
@@ -69,6 +76,10 @@ def check_cmd(
         typer.echo(line)
     if trace.verdict is not None:
         typer.echo(f"rewrite {trace.verdict.word} ({trace.verdict.why}): {trace.verdict.sql}")
+    for other in correction.stages[1:]:  # the alternatives' vote
+        typer.echo(f"{other.stage}: {other.note}")
+        for line in _finding_lines(other.findings):
+            typer.echo(line)
 
 
 def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: float, quiet: bool) -> None:
@@ -165,7 +176,8 @@ def bench_static(
     if write_precision:
         target = precision_file or default_precision_path()
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(precision_record(result.report, pred), indent=1) + "\n")
+        old = json.loads(target.read_text()) if target.exists() else rules.measured()
+        target.write_text(json.dumps(rules.merge_measured(old, precision_record(result.report, pred)), indent=1) + "\n")
         typer.echo(f"wrote {target}; the rules read it when {rules.PRECISION_ENV}={target} "
                    f"(otherwise the packaged {rules.PRECISION_FILE.name})")
 

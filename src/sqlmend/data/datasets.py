@@ -13,7 +13,8 @@ Task files read here:
 * NL2SQL-Bugs (items with ``question``, ``evidence``, ``sql``, ``db_id``, a correct/incorrect
   ``label`` and ``error_types``); the labelled SQL becomes the task's ``sql``;
 * sqlmend JSONL (``question_id``, ``db_id``, ``question``, ``evidence``, ``sql``, optional
-  ``gold``, ``difficulty``, ``label``, ``error_types``).
+  ``gold``, ``difficulty``, ``label``, ``error_types``, ``alternatives``: other answers to the
+  question, for the consensus stage).
 """
 
 from __future__ import annotations
@@ -296,6 +297,16 @@ def _optional(item: Mapping[str, Any], key: str, where: str) -> str:
     return "" if item.get(key) is None else _need(item, (key,), where)
 
 
+def _alternatives(item: Mapping[str, Any], where: str) -> list[str]:
+    """A record's ``alternatives``: a list of SQL texts (absent or null: none)."""
+    value = item.get("alternatives")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DatasetError(f"{where}: field 'alternatives' is not a list of SQL texts")
+    return list(value)
+
+
 def _question_id(item: Mapping[str, Any], keys: tuple[str, ...], where: str, default: Any = None) -> str:
     """A record's id: text or a whole number."""
     value = next((item[k] for k in keys if item.get(k) is not None), default)
@@ -449,7 +460,7 @@ def read_tasks_jsonl(path: str | os.PathLike) -> tuple[list[Task], dict[str, Lab
                         question=_optional(item, "question", where), sql=_optional(item, "sql", where),
                         evidence=_optional(item, "evidence", where),
                         gold=_optional(item, "gold", where) if item.get("gold") is not None else None,
-                        difficulty=item.get("difficulty"))
+                        difficulty=item.get("difficulty"), alternatives=_alternatives(item, where))
             label = (Label(correct=_label(item["label"], where), error_types=_error_types(item.get("error_types")))
                      if "label" in item else None)
         except DatasetError as exc:
@@ -587,6 +598,8 @@ def task_record(task: Task, label: Label | None = None) -> dict[str, Any]:
     record = {"question_id": task.question_id, "db_id": task.db_id, "question": task.question,
               "evidence": task.evidence, "sql": task.sql, "gold": task.gold,
               "difficulty": task.difficulty}
+    if task.alternatives:
+        record["alternatives"] = list(task.alternatives)
     if label is not None:
         record["label"] = "correct" if label.correct else "incorrect"
         record["error_types"] = list(label.error_types)

@@ -12,6 +12,8 @@ Match modes, from strict to loose (:data:`MODES`):
 ``exact``   the value as stored.
 ``ci``      case-insensitively (Unicode casefold).
 ``trim``    after trimming whitespace, case-insensitively ('Aberdeen' -> 'Aberdeen ').
+``accent``  after folding accents too, case-insensitively ('Sao Paulo' -> 'São Paulo'); asked by name
+            only (not one of :data:`MODES`, which the repair search tries in turn).
 ``plural``  singular/plural forms of each word, case-insensitively ('dogs' -> 'Dog').
 ``prefix``  an abbreviation: a prefix of the value or the initials of its words
             ('F' -> 'Female', 'USA' -> 'United States of America').
@@ -43,6 +45,7 @@ import os
 import re
 import threading
 import time
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +65,8 @@ if TYPE_CHECKING:
 
 #: Lookup modes, strict to loose.
 MODES = ("exact", "ci", "trim", "plural", "prefix", "approx")
+#: Modes asked only by name (a rule that needs them), never tried in turn with :data:`MODES`.
+NAMED_MODES = ("accent",)
 #: Bump when the cached file format or what is indexed changes (3: views, and relations of every schema).
 INDEX_VERSION = 3
 #: Distinct values read per column at most (a column with more is marked partial).
@@ -95,6 +100,16 @@ class ValueMatch:
 
 def _fold(value: str) -> str:
     return value.casefold()
+
+
+def accent_key(value: str) -> str:
+    """A value without accents, case-folded and trimmed ('São Paulo ' -> 'sao paulo').
+
+    >>> accent_key("Zürich"), accent_key("Montréal"), accent_key("Ærø")
+    ('zurich', 'montreal', 'ærø')
+    """
+    decomposed = unicodedata.normalize("NFKD", value)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold().strip()
 
 
 def _plural_key(value: str) -> str:
@@ -148,13 +163,15 @@ class _ColumnValues:
             found = self.loose.plural.get(_plural_key(value), []) if folded.strip() else []
         elif mode == "prefix":
             found = self.loose.prefixed(folded.strip(), limit)
+        elif mode == "accent":
+            found = self.loose.accent.get(accent_key(value), []) if folded.strip() else []
         elif mode == "approx":
             loose = self.loose
             hits = process.extract(folded, loose.folded, scorer=fuzz.token_sort_ratio,
                                    limit=limit, score_cutoff=score_cutoff)
             return [(loose.values[i], float(score)) for _, score, i in hits]
         else:
-            raise ConfigError(f"unknown match mode {mode!r}; one of {', '.join(MODES)}")
+            raise ConfigError(f"unknown match mode {mode!r}; one of {', '.join(MODES + NAMED_MODES)}")
         return [(v, 100.0) for v in found[:limit]]
 
 
@@ -162,7 +179,7 @@ class _ColumnValues:
 class _LooseValues:
     """Plural keys, initials, a sorted case-folded list and the fuzzy-match list of one column."""
 
-    __slots__ = ("values", "folded", "plural", "initials", "sorted_ci")
+    __slots__ = ("values", "folded", "plural", "initials", "sorted_ci", "_accent")
 
     def __init__(self, values: list[str]) -> None:
         self.values = values
@@ -175,6 +192,17 @@ class _LooseValues:
             if initials:
                 self.initials[initials].append(v)
         self.sorted_ci = sorted(zip(self.folded, values))
+        self._accent: dict[str, list[str]] | None = None
+
+    @property
+    def accent(self) -> dict[str, list[str]]:
+        """Values by :func:`accent_key` (built on first use)."""
+        if self._accent is None:
+            accent: dict[str, list[str]] = defaultdict(list)
+            for v in self.values:
+                accent[accent_key(v)].append(v)
+            self._accent = dict(accent)
+        return self._accent
 
     def prefixed(self, prefix: str, limit: int) -> list[str]:
         """Values whose initials are ``prefix``, then values starting with it (case-folded)."""
@@ -712,6 +740,6 @@ def _sample(db: Database, table: str, column: str, timeout: float) -> list[Any]:
 
 def _check_modes(modes: tuple[str, ...]) -> None:
     for mode in modes:
-        if mode not in MODES:
-            raise ConfigError(f"unknown match mode {mode!r}; one of {', '.join(MODES)}")
+        if mode not in MODES and mode not in NAMED_MODES:
+            raise ConfigError(f"unknown match mode {mode!r}; one of {', '.join(MODES + NAMED_MODES)}")
 

@@ -4,7 +4,9 @@ Follows the stage contract of :mod:`sqlmend.stage`. It uses the trained
 error-token detector when its folder exists (options ``folder``, ``mode``),
 else the prompted detector when a model is configured for the ``detector``
 stage, else it skips and says why. It never rewrites SQL: its findings
-(``source="detector"``, advisory) tell refinement what to fix.
+(``source="detector"``, advisory) tell refinement what to fix. When the task
+carries alternatives, their vote (the consensus stage's) counts beside the
+detector's own P(error), the detector as one more voter (``detail["with_vote"]``).
 """
 
 from __future__ import annotations
@@ -169,4 +171,11 @@ class DetectorStage(StageBase):
             trace.note += f"; combined P(error)={combined['score']:.3f} (flags >= {combined['threshold']:.3f})"
         if trained:
             trace.detail["adapter"] = {"folder": str(self.folder), "version": getattr(det, "version", "")}
+        vote = ctx.vote()
+        if vote is not None and found.p_no_error is not None:  # other answers given: they vote beside it
+            p = vote.p_error(1.0 - found.p_no_error)
+            trace.detail["with_vote"] = {"p_error": round(p, 4), "alternatives": vote.k, "agree": vote.agree}
+            trace.note += f"; with the alternatives' vote ({vote.agree} of {vote.k} agree) P(error)={p:.3f}"
+            for f in trace.findings:
+                f.evidence["p_error_with_vote"] = round(p, 4)
         return trace

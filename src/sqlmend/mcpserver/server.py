@@ -125,6 +125,12 @@ Sql = Annotated[str, Field(description="the SQL to check (SQLite, PostgreSQL or 
 Evidence = Annotated[str | None, Field(description="optional external knowledge (BIRD style), e.g. "
                                                    "definitions of terms in the question", max_length=MAX_TEXT)]
 
+Alternatives = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]] | None,
+                         Field(description="optional other answers to the same question (other systems, prompts "
+                                           "or samples of a model): sqlmend reports how many return the SQL's "
+                                           "rows and may answer with theirs; each is run only if it is one "
+                                           "read-only query", max_length=16)]
+
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
 
@@ -182,25 +188,25 @@ def build_server(correctors: tools.Correctors, deadline: float = DEADLINE) -> MC
         return await _answer(tools.describe_schema, tools.schema_text, correctors, database)
 
     @server.tool(annotations=_READ_ONLY)
-    async def check_sql(database: Database, question: Question, sql: Sql,
-                        evidence: Evidence = None) -> Annotated[CallToolResult, CheckOut]:
+    async def check_sql(database: Database, question: Question, sql: Sql, evidence: Evidence = None,
+                        alternatives: Alternatives = None) -> Annotated[CallToolResult, CheckOut]:
         """Check a SQL query against its question and database without changing it: `wrong` tells
         whether something was found, `findings` what (error type, message, the schema or data
         evidence, proposed fixes). A text that is not one read-only query (DROP, UPDATE, several
         statements) is reported as `refused` and never run; a query that runs past the time limit
         is a finding. Use it before running a query or showing it to a person."""
         return await _answer(tools.check_sql, _explanation, correctors, database, question, sql, evidence,
-                             deadline=deadline)
+                             alternatives, deadline=deadline)
 
     @server.tool(annotations=_READ_ONLY)
-    async def correct_sql(database: Database, question: Question, sql: Sql,
-                          evidence: Evidence = None) -> Annotated[CallToolResult, CorrectOut]:
+    async def correct_sql(database: Database, question: Question, sql: Sql, evidence: Evidence = None,
+                          alternatives: Alternatives = None) -> Annotated[CallToolResult, CorrectOut]:
         """Correct a SQL query for its question and database: `sql` is the query to use (a rewrite
         only when the database proves the input wrong and the rewrite passes sqlmend's guard,
         else the input unchanged), `changed` says which, `findings` and `explanation` say why.
         Never runs anything but one read-only query."""
         return await _answer(tools.correct_sql, _explanation, correctors, database, question, sql, evidence,
-                             deadline=deadline)
+                             alternatives, deadline=deadline)
 
     return server
 

@@ -16,7 +16,8 @@ JSON-ready dict: what the MCP tool answers as structured content, and what any o
 ``check_sql`` and ``correct_sql`` are :meth:`Corrector.check` and :meth:`Corrector.correct` (``cancel``:
 the server's event for a call it stopped waiting for),
 their results as :meth:`~sqlmend.api.CorrectionResult.to_dict` holds them (``findings`` are
-``Finding.to_dict()``; ``explanation`` is ``explain()``). A text that is not one read-only query
+``Finding.to_dict()``; ``explanation`` is ``explain()``); both take ``alternatives``, other answers
+to the question, whose vote the consensus stage reports. A text that is not one read-only query
 (a DROP, an UPDATE, two statements) is the finding ``EX03`` and ``refused: true``; it is never
 run. A problem of the item (an empty SQL) is the answer's ``error``, as in the API. An unknown
 database raises :class:`~sqlmend.errors.ConfigError` naming the configured ones (the server
@@ -108,7 +109,8 @@ def _common(database: str, result: CheckResult | CorrectionResult) -> dict[str, 
 
 
 def check_sql(correctors: Correctors, database: str, question: str, sql: str,
-              evidence: str | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+              evidence: str | None = None, alternatives: list[str] | None = None,
+              cancel: threading.Event | None = None) -> dict[str, Any]:
     """What is wrong with one query, nothing rewritten (:meth:`Corrector.check`).
 
     Returns:
@@ -118,12 +120,14 @@ def check_sql(correctors: Correctors, database: str, question: str, sql: str,
     Raises:
         ConfigError: an unknown database.
     """
-    result = corrector_of(correctors, database).check(question, sql, evidence, cancel=cancel)
+    result = corrector_of(correctors, database).check(question, sql, evidence, alternatives=alternatives,
+                                                      cancel=cancel)
     return {"database": database, "sql": result.sql, "wrong": result.wrong, **_common(database, result)}
 
 
 def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
-                evidence: str | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+                evidence: str | None = None, alternatives: list[str] | None = None,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
     """The guarded correction of one query (:meth:`Corrector.correct`).
 
     Returns:
@@ -134,7 +138,8 @@ def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
     Raises:
         ConfigError: an unknown database.
     """
-    result = corrector_of(correctors, database).correct(question, sql, evidence, cancel=cancel)
+    result = corrector_of(correctors, database).correct(question, sql, evidence, alternatives=alternatives,
+                                                        cancel=cancel)
     return {"database": database, "sql": result.sql, "original_sql": result.original_sql,
             "changed": result.changed, **_common(database, result)}
 

@@ -192,7 +192,9 @@ def execute_preview(db_path: Any, sql_text: str, rows: int = 10, timeout: float 
 
 def p_errors(run: Run, connect_db: Any = None) -> dict[str, float]:
     """P(error) of each item's original SQL: 1 - the shipped feature verifier's P(correct) of the query
-    alone (:meth:`sqlmend.search.verifier.FeatureVerifier.p_correct`), for ordering the review.
+    alone (:meth:`sqlmend.search.verifier.FeatureVerifier.p_correct`), for ordering the review; for an
+    item corrected with alternatives, the consensus stage's P(error), the vote with the verifier as one
+    more voter.
 
     Args:
         run: the run.
@@ -220,6 +222,10 @@ def p_errors(run: Run, connect_db: Any = None) -> dict[str, float]:
             return opened[db_id]
 
         for it in run.items:
+            vote = next((s.detail.get("consensus") for s in it.correction.stages if s.stage == "consensus"), None)
+            if vote:
+                out[it.qid] = float(vote["p_error"])
+                continue
             db = db_of(it.db_id)
             if db is None or it.task is None:
                 continue

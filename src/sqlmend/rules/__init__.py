@@ -46,7 +46,7 @@ REFUSED_ONLY = "finds only queries the engine refuses"
 #: Environment variable naming a measured-precision file to use instead of :data:`PRECISION_FILE`.
 PRECISION_ENV = "SQLMEND_RULES_PRECISION"
 
-__all__ = ["Rule", "RuleContext", "all_rules", "get", "check", "measured", "precision_file",
+__all__ = ["Rule", "RuleContext", "all_rules", "get", "check", "measured", "merge_measured", "precision_file",
            "effective_severity", "severity_reason", "STRICT_PRECISION", "PRECISION_FILE", "PRECISION_ENV"]
 
 
@@ -105,6 +105,30 @@ def measured() -> dict[str, Any]:
 @lru_cache(maxsize=8)
 def _read_measured(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
+
+
+def merge_measured(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A precision file's content with ``new`` measurements written over ``old`` ones, rule by rule.
+
+    Two benchmarks write the file: ``sqlmend bench static`` (the five prediction files, every rule)
+    and ``sqlmend bench dialects`` (Spider train, the rules those files never exercise; its entries
+    say ``"measured_by": "bench dialects"``). A rule ``new`` measured nothing for (no flag) keeps
+    the measurement ``old`` has of it, so neither benchmark erases the other's.
+
+    Args:
+        old: the file's content now (``{}`` when there is none).
+        new: a benchmark's record (``{"rules": {code: {...}}, ...}``, top-level fields optional).
+
+    Returns:
+        The merged content: ``new``'s top-level fields, ``old``'s rules updated.
+    """
+    merged = {**old, **{k: v for k, v in new.items() if k != "rules"}}
+    out = dict(old.get("rules", {}))
+    for code, m in new.get("rules", {}).items():
+        if m.get("flagged_all") or m.get("flagged_clean") or code not in out:
+            out[code] = m
+    merged["rules"] = dict(sorted(out.items()))
+    return merged
 
 
 def effective_severity(rule: Rule, measurements: dict[str, Any] | None = None) -> str:

@@ -59,6 +59,10 @@ class Probe:
                 self._cache[key] = None
         return self._cache[key]
 
+    def runs(self, text: str) -> bool:
+        """Whether the engine runs ``text`` (a whole query; its first row is fetched at most)."""
+        return self._rows(text, 1) is not None
+
     def matches(self, table: str, column: str, op_sql: str, literal_sql: str) -> bool | None:
         """Whether ``column <op> literal`` holds for at least one row of ``table``.
 

@@ -4,7 +4,11 @@ It follows the stage contract of :mod:`sqlmend.stage` and can be used on its own
 (``sqlmend bench static`` does).
 Only fixes of findings with effective severity ``strict`` are applied, all in
 one engine pass; the candidate then passes :func:`sqlmend.guard.validate`.
-Advisory findings are passed on to later stages as hints.
+A fix that rewrites the whole query (``transpile``: the query read in another
+dialect, rule EX04) is applied alone first; the rules then run again on what it
+wrote (their fixes were planned on a text no longer there), and that second
+round's strict fixes are applied on top. Advisory findings are passed on to
+later stages as hints.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ class StaticStage(StageBase):
         if self.settings.apply_fixes and fixes:
             trace.detail["fixes"] = fixes
             try:
-                trace.candidate = engine.apply(ctx.sql, fixes, dialect=rule_ctx.dialect)
+                trace.candidate = self._rewrite(ctx, fixes, trace)
             except SqlError as exc:  # FixError, or a tree the engine cannot write back
                 trace.note = f"fixes not applied: {exc}"
             else:
@@ -67,3 +71,27 @@ class StaticStage(StageBase):
         trace.note = f"{trace.note}; {summary}" if trace.note else summary
         trace.seconds = time.perf_counter() - start
         return trace
+
+    def _rewrite(self, ctx: StageContext, fixes: list[dict], trace: StageTrace) -> str:
+        """The query with the strict fixes applied; a whole-query rewrite first and alone, then the
+        strict fixes the rules find on what it wrote (their findings join the trace)."""
+        dialect = getattr(ctx.db, "dialect", "sqlite")
+        whole = [fx for fx in fixes if fx.get("op") == "transpile"]
+        if not whole:
+            return engine.apply(ctx.sql, fixes, dialect=dialect)
+        first = engine.apply(ctx.sql, whole[:1], dialect=dialect)
+        again = RuleContext(ctx.db, first, ctx.task.question, timeout=self.run_settings.timeout)
+        more = [f for f in check(ctx.db, first, ctx.task.question, codes=self.settings.codes, context=again)
+                if not any(fx.get("op") == "transpile" for fx in f.fixes)]
+        trace.findings.extend(more)
+        trace.detail["probes"] = trace.detail.get("probes", 0) + again.probe.queries
+        second = [fix for f in more if f.severity == "strict" for fix in f.fixes]
+        trace.detail["fixes"] = [*whole[:1], *second]
+        if not second:
+            return first
+        try:
+            return engine.apply(first, second, dialect=dialect)
+        except SqlError as exc:
+            trace.note = f"second-round fixes not applied: {exc}"
+            trace.detail["fixes"] = whole[:1]
+            return first

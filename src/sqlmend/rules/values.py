@@ -12,6 +12,8 @@ and cached on disk, microsecond lookups) answers them without a query:
   ('female' -> 'F', 'USA' -> 'United States of America'), a word prefix of the
   stored value ('2010-05-01' -> '2010-05-01 00:00:00'), or the same number
   written differently ('1,000' -> '1000');
+* :func:`accent_variants`: the stored values equal to it once accents are folded ('Sao Paulo' ->
+  'São Paulo');
 * :func:`holders`: the other columns that store it.
 
 :func:`index_decides` says when the index alone can tell whether
@@ -109,6 +111,27 @@ def index_decides(ctx: Any, table: str, column: str, value: Any) -> bool:
     return any(t in (col.type or "").lower() for t in TEXT_TYPES)
 
 
+#: Pairs of (true, false) spellings a text flag column may store, compared case-insensitively.
+FLAG_PAIRS = (("t", "f"), ("y", "n"), ("yes", "no"), ("true", "false"), ("1", "0"))
+
+
+def stored_flag(stored: list[str], truth: bool) -> str | None:
+    """The stored spelling of ``truth`` in a column whose distinct values are ``stored``, when they
+    are one pair of :data:`FLAG_PAIRS` (or one member of it); else None.
+
+    >>> stored_flag(["T", "F"], True), stored_flag(["no", "yes"], False), stored_flag(["A", "B"], True)
+    ('T', 'no', None)
+    """
+    folded = {v.strip().casefold(): v for v in stored}
+    if not folded:
+        return None
+    for pair in FLAG_PAIRS:
+        if set(folded) <= set(pair):
+            want = pair[0] if truth else pair[1]
+            return folded.get(want)
+    return None
+
+
 def holds_text(col: Any) -> bool:
     """Whether a schema column may hold text: untyped (SQLite), or of a text type."""
     return not col.type or any(t in col.type.lower() for t in TEXT_TYPES)
@@ -159,6 +182,15 @@ def spellings(ctx: Any, table: str, column: str, value: Any, limit: int = 5) -> 
     if vi is None or not isinstance(value, str):
         return []
     return [v for v in vi.find(table, column, value, mode="trim", limit=limit + 1) if v != value][:limit]
+
+
+def accent_variants(ctx: Any, table: str, column: str, value: Any, limit: int = 3) -> list[str]:
+    """Stored values of a column equal to ``value`` once accents are folded (and up to case and
+    surrounding spaces), other than ``value`` itself ('Sao Paulo' -> 'São Paulo')."""
+    vi = ctx.values
+    if vi is None or not isinstance(value, str) or not value.strip():
+        return []
+    return [v for v in vi.find(table, column, value, mode="accent", limit=limit + 1) if v != value][:limit]
 
 
 @_memo

@@ -40,7 +40,7 @@ from sqlmend.rules import RuleContext, check
 from sqlmend.search.engine import execute_original
 from sqlmend.sql.diff import dropped_names
 from sqlmend.search.generators import SearchInput
-from sqlmend.search.verifier import FeatureVerifier
+from sqlmend.search.verifier import FeatureVerifier, trained_findings
 from sqlmend.stage import refused_by_engine
 
 FAILS = "original fails to run"
@@ -115,7 +115,7 @@ class ModelGate:
         db, run = ctx.db, ctx.run
         inp = SearchInput(ctx.task.question, db.schema(), db.value_index(), ctx.task.evidence or "")
         orig = execute_original(db, ctx.sql, run.timeout, run.max_rows, result, error)
-        query = self.verifier.for_query(inp, orig, findings, ctx.dialect)
+        query = self.verifier.for_query(inp, orig, trained_findings(findings), ctx.dialect)
         orig.score = query.original_score
         cand = execute_original(db, candidate, run.timeout, run.max_rows)
         cand.score = query.scores([cand])[0]

@@ -22,15 +22,17 @@ The trace keeps the top candidates with their edits, scores and row counts.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
+from sqlmend import sql
+from sqlmend.errors import SqlError
 from sqlmend.guard import SecondLaw
 from sqlmend.search.adaptation import Adaptation, load as load_adaptation, observation as adapted_observation
-from sqlmend.search.engine import Executed, SearchResult, SearchSettings
+from sqlmend.search.engine import Executed, SearchResult, SearchSettings, result_key
 from sqlmend.search.generators import SearchInput
-from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier
+from sqlmend.search.verifier import FeatureVerifier, ListwiseVerifier, trained_findings
 from sqlmend.sql import kept_share
 from sqlmend.stage import RunSettings, StageBase, StageContext, StageSettings, refused_by_engine
 from sqlmend.types import StageTrace
@@ -182,7 +184,7 @@ class SearchStage(StageBase):
         schema = ctx.db.schema()
         inp = SearchInput(ctx.task.question, schema, ctx.db.value_index(), ctx.task.evidence or "", dialect=ctx.dialect)
         verifier = self.verifier
-        query = verifier.for_query(inp, orig, ctx.findings)  # the original featurized and scored once
+        query = verifier.for_query(inp, orig, trained_findings(ctx.findings))  # featurized and scored once
         flagged = bool(flags)
         if s.scope == "suspect" and not flags:
             below = s.suspect_below if s.suspect_below is not None else verifier.suspect_below
@@ -199,6 +201,11 @@ class SearchStage(StageBase):
         # the second law: a candidate of a failing original that answers another question is no repair
         admit = SecondLaw(ctx.db, orig.sql, ctx.task.question).check if failed else None
         found, ranked = query.search(ctx.db, ctx.findings, s.search_settings(), admit=admit)
+        offered = self._offered(ctx, query, orig, found.candidates, admit)
+        if offered:  # other answers to the question, scored beside the search's own candidates
+            found.candidates.extend(offered)
+            ranked = sorted([*ranked, *offered], key=lambda c: -c.score)
+            trace.detail["offered"] = len(offered)
         cands = found.candidates
         trace.detail.update({"generated": found.generated, "executed": found.executed,
                              "distinct": len(cands), "failed": found.failed, "stopped": found.stopped,
@@ -274,6 +281,33 @@ class SearchStage(StageBase):
         trace.note = (f"{len(cands)} distinct candidate(s); chose {' + '.join(chosen.edits)} "
                       f"({chosen.score:.3f} vs original {orig.score:.3f}{why}); {trace.verdict.reason}")
         return self._done(trace, start), found
+
+    @staticmethod
+    def _offered(ctx: StageContext, query: Any, orig: Executed, cands: list[Executed],
+                 admit: Any = None) -> list[Executed]:
+        """The candidates an earlier stage offers (the consensus stage's groups of alternatives) whose
+        result is new, as executed candidates scored by the verifier (the edit: a whole other answer);
+        for an original that fails to run, those ``admit`` (the second law) lets through, as the search's own."""
+        if not ctx.offered:
+            return []
+        seen = {result_key(c.result) for c in cands if c.result is not None}
+        if orig.result is not None:
+            seen.add(result_key(orig.result))
+        out = []
+        for o in ctx.offered:
+            if o.result is None or o.sql == ctx.sql or result_key(o.result) in seen:
+                continue
+            if admit is not None and admit(o.sql) is not None:
+                continue
+            try:
+                tree = sql.parse(o.sql, dialect=ctx.dialect)
+            except SqlError:
+                continue
+            seen.add(result_key(o.result))
+            out.append(Executed(o.sql, edits=[o.label], generators=[], result=o.result, tree=tree))
+        for c, score in zip(out, query.scores(out)):
+            c.score = score
+        return out
 
     def _adapted(self, trace: StageTrace, orig: Executed, ranked: list[Executed], flagged: bool,
                  db_id: str) -> Executed | None:

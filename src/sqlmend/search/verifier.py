@@ -97,6 +97,17 @@ def load_weights(path: str | None = None) -> dict[str, Any]:
     return json.loads(p.read_text())
 
 
+#: Finding sources the verifier was never trained with: their findings do not enter its features (the
+#: consensus stage's vote would move the original's score, and with it the margin calibrated without it).
+UNTRAINED_SOURCES = frozenset({"consensus"})
+
+
+def trained_findings(findings: Any) -> list[Any]:
+    """The findings the verifier reads: those of the sources it was trained with (the vote of other
+    answers is evidence of its own, weighed by the consensus stage, not by the verifier)."""
+    return [f for f in findings if getattr(f, "source", "") not in UNTRAINED_SOURCES]
+
+
 class FeatureVerifier:
     """The trained feature verifier (see the module doc)."""
 

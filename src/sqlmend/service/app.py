@@ -1,6 +1,6 @@
 """The HTTP service: correct or check one query per request.
 
-* ``POST /correct`` -- ``{db_id | db, question, sql, evidence?}`` -> the
+* ``POST /correct`` -- ``{db_id | db, question, sql, evidence?, alternatives?}`` -> the
   :class:`~sqlmend.types.Correction` as JSON (SQL, changed, traces);
 * ``POST /check`` -- the same body -> the findings of the detecting stages only
   (static, memory, detector), without rewriting anything; ``refused`` is true
@@ -77,6 +77,10 @@ class CorrectRequest(BaseModel):
     db: str | None = Field(None, description="or a database path/URL (when the service allows it)")
     evidence: str = Field("", description="external knowledge (BIRD style)")
     question_id: str = Field("request", max_length=200, description="an id echoed in the answer")
+    alternatives: list[str] = Field(default_factory=list, max_length=64,
+                                    description="other answers to the question (other systems, prompts, samples): "
+                                                "their vote is reported and may replace the SQL under the consensus "
+                                                "rule; one that is not one read-only query is reported, never run")
 
 
 class Refusal(Exception):
@@ -169,7 +173,7 @@ class Service:
                 raise Refusal(400, str(exc), "invalid_db_id") from None
         # a path's name is its file's stem, as the Python API and the CLI name it (its repair memory's key)
         return Task(question_id=req.question_id, db_id=req.db_id or database_name(req.db or ""), question=req.question,
-                    sql=req.sql, evidence=req.evidence, db=req.db or None)
+                    sql=req.sql, evidence=req.evidence, db=req.db or None, alternatives=list(req.alternatives))
 
     def correct(self, task: Task, check: bool = False, cancel: threading.Event | None = None) -> dict[str, Any]:
         """Correct (or check) one task in a worker thread and return its scrubbed answer: the

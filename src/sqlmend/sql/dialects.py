@@ -15,6 +15,14 @@ _ALIASES = {
     "bigquery": "bigquery",
     "snowflake": "snowflake",
     "tsql": "tsql",
+    "mssql": "tsql",
+    "sqlserver": "tsql",
+    "mariadb": "mysql",
+    "oracle": "oracle",
+    "spark": "spark",
+    "trino": "trino",
+    "redshift": "redshift",
+    "clickhouse": "clickhouse",
     "": "",
 }
 

@@ -25,6 +25,12 @@ Operations:
     (in a ``JOIN ... ON``) becomes ``table.far[0] = far[1].far[2]``, and ``JOIN table ON
     near[0].near[1] = table.near[2]`` is inserted before that join: two tables the keys link only
     through ``table`` are joined through it (``near[0]`` and ``far[1]`` as the query names them).
+``is_null``  ``{"path", "expect"}``: the comparison ``x = NULL`` (``<>``, ``!=``: ``x IS NOT NULL``) at
+    ``path`` becomes ``x IS NULL``; a comparison with NULL is never true.
+``cast``  ``{"path", "expect", "type"}``: the expression at ``path`` becomes ``CAST(expr AS type)``.
+``transpile``  ``{"path": "", "expect", "read"}``: the whole query, read in the dialect ``read`` and
+    written in the target (:func:`sqlmend.sql.foreign.transpiled`); ``expect`` is the query's text.
+    It replaces the whole text, so it is applied alone (:func:`apply` only: it needs the text).
 
 >>> apply("SELECT a FROM t WHERE b = 'x'",
 ...       [{"op": "replace_literal", "path": "where.this.expression", "expect": "'x'", "value": "X"}])
@@ -40,13 +46,14 @@ from typing import Any
 from sqlglot import exp
 
 from sqlmend.errors import FixError
+from sqlmend.sql.foreign import transpiled
 from sqlmend.sql.names import needs_quotes
 from sqlmend.sql.parse import parse
 from sqlmend.sql.render import render
 from sqlmend.sql.schema import identifier
 
 OPERATIONS = ("replace_literal", "qualify_column", "replace_column", "rename_table", "replace_span", "set_distinct",
-              "key_lookup", "bridge_join")
+              "key_lookup", "bridge_join", "is_null", "cast", "transpile")
 
 __all__ = ["OPERATIONS", "FixError", "apply", "apply_tree", "find_node", "node_path", "replace_column"]
 
@@ -134,6 +141,12 @@ def _replacement(node: Any, fix: dict, dialect: str = "sqlite") -> Any:
         return _key_lookup(node, fix, dialect)
     if op == "bridge_join":
         return _bridge_join(node, fix, dialect)
+    if op == "is_null":
+        return _is_null(node)
+    if op == "cast":
+        return exp.Cast(this=node.copy(), to=exp.DataType.build(fix["type"]))
+    if op == "transpile":
+        raise FixError("transpile rewrites the whole text: apply it with fixes.apply, alone")
     if op == "replace_span":
         raise FixError("replace_span changes the text, not a tree: apply it with sql.fixes.apply")
     if op == "set_distinct":
@@ -141,6 +154,16 @@ def _replacement(node: Any, fix: dict, dialect: str = "sqlite") -> Any:
             raise FixError(f"set_distinct needs a SELECT, found {type(node).__name__}")
         return "distinct"
     raise FixError(f"unknown fix operation {op!r}; known: {', '.join(OPERATIONS)}")
+
+
+def _is_null(node: Any) -> Any:
+    if not isinstance(node, (exp.EQ, exp.NEQ)):
+        raise FixError(f"is_null needs = or <>, found {type(node).__name__}")
+    sides = [s for s in (node.this, node.expression) if not isinstance(s, exp.Null)]
+    if len(sides) != 1:
+        raise FixError("is_null needs NULL on exactly one side")
+    test = exp.Is(this=sides[0].copy(), expression=exp.Null())
+    return exp.Not(this=test) if isinstance(node, exp.NEQ) else test
 
 
 def _table(key: str, dialect: str) -> Any:
@@ -244,6 +267,13 @@ def apply(text: str, fixes: list[dict], dialect: str = "sqlite") -> str:
     """
     if not fixes:
         return text
+    whole = [f for f in fixes if f.get("op") == "transpile"]
+    if whole:
+        if len(fixes) > 1:
+            raise FixError("a transpile fix rewrites the whole query: it is applied alone")
+        if whole[0].get("expect") is not None and whole[0]["expect"] != text:
+            raise FixError("the transpile fix was planned on another text")
+        return transpiled(text, whole[0]["read"], dialect)
     spans = [f for f in fixes if f.get("op") == "replace_span"]
     for fix in sorted(spans, key=lambda f: -f["start"]):  # from the end: earlier offsets stay valid
         start, end = fix["start"], fix["end"]

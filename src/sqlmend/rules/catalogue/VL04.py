@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmend.rules.base import RuleContext
 from sqlmend.rules.literals import AbsentLiteral, LiteralRule, literal_finding
-from sqlmend.rules.values import as_number, holders, spellings, variants
+from sqlmend.rules.values import accent_variants, as_number, holders, spellings, variants
 from sqlmend.types import Finding
 
 
@@ -35,8 +35,9 @@ class StoredNowhere(LiteralRule):
         if as_number(absent.value) is not None:
             return None  # a number written as a string: VL02's business
         if spellings(ctx, absent.table, absent.column, absent.value) or variants(
+                ctx, absent.table, absent.column, absent.value) or accent_variants(
                 ctx, absent.table, absent.column, absent.value):
-            return None  # VL01's / VL05's / VL06's business
+            return None  # VL01's / VL05's / VL06's / VL12's business
         if holders(ctx, absent.value, exclude=(absent.table, absent.column), limit=1):
             return None
         return literal_finding(self, absent, f"({absent.value!r})",
