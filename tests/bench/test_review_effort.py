@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from sqlmend.bench.review import review_effort
 from sqlmend.db import connect
-from sqlmend.types import Task
+from sqlmend.types import Correction, Task
 
 RIGHT = "SELECT count(*) FROM car_makers"
 WRONG = "SELECT Maker FROM car_makers WHERE Id = 999"  # no rows, a doubtful answer to a count
@@ -15,7 +15,7 @@ WRONG = "SELECT Maker FROM car_makers WHERE Id = 999"  # no rows, a doubtful ans
 def _item(qid: str, sql: str, before: str):
     task = Task(qid, "car_1", "How many car makers are there?", sql, gold=RIGHT)
     return SimpleNamespace(qid=qid, before=before, task=task, db_id="car_1",
-                           correction=SimpleNamespace(original_sql=sql))
+                           correction=Correction(qid, "car_1", original_sql=sql, sql=sql))
 
 
 def test_ordered_by_p_error_the_wrong_ones_come_first(spider_db):
