@@ -347,7 +347,8 @@ def _admitted(trace: StageTrace, ctx: StageContext, gate: Any, whole: bool = Fal
 
     ``whole``: the rewrite is a whole other answer to the question, not an edit of the query (a stage with
     ``replaces_query``, the consensus stage): "drops no clause, adds no table" says nothing of another
-    system's query, so its own rule judges it (the consensus rule keeps what the question names)."""
+    system's query, so its own rule judges it (the consensus rule keeps what the question names), and so
+    does it when the answer is a model's sample (``consensus.samples``): the model gate is for edits."""
     law = None if whole else _second_law(trace, ctx)
     if law is not None:
         trace.detail["rejected"] = law
@@ -355,7 +356,7 @@ def _admitted(trace: StageTrace, ctx: StageContext, gate: Any, whole: bool = Fal
         trace.note = (trace.note + "; " if trace.note else "") + law
         return False
     chats = trace.detail.get("usage", {}).get("chat", trace.calls)  # the memory stage counts embeddings apart
-    if gate is None or not chats:
+    if gate is None or not chats or whole:
         return True
     try:
         verdict = gate.check(ctx, trace.verdict.sql, [*ctx.findings, *trace.findings])

@@ -326,3 +326,34 @@ def test_the_command_replays_a_file_and_refuses_a_quality_for_it(pred_dir, tmp_p
     assert "din-sql_gpt-4 is not corrected by replay din-sql_gpt-4" in res.output
     assert "errorllm with replay din-sql_gpt-4 on 1 file(s): Δ vs default mean" in res.output
     assert [r["model"] for r in json.loads(rows.read_text())] == ["replay din-sql_gpt-4"]
+
+
+def test_replayed_models_as_samples_give_the_rows_of_bench_alternatives_with_those_files(pred_dir, tmp_path):
+    """The ``consensus`` strategy: k replayed files are k samples of the model (call i draws file i), asked by
+    the consensus stage (``consensus.samples``); its corrections and row are those of ``bench alternatives``
+    with the same files as alternatives: one code path."""
+    from sqlmend.bench.alternatives import STRICT_RUN, _signature, bench_alternatives
+    from sqlmend.pipeline import read_checkpoint
+
+    gpt, din, dail = (pred_dir / f"{n}.sql" for n in ("gpt-4_zero-shot", "din-sql_gpt-4", "dail-sql_gpt-4"))
+    alt = bench_alternatives(gpt, [din, dail], tmp_path / "alt", sample=30, workers=1, progress=False)
+    strict = next(r for r in alt.rows if r.rule == "strict")
+    (sim,) = bench_model_sim([gpt], [ModelSpec("replay", files=(str(din), str(dail)))], ["consensus"],
+                             tmp_path / "sim", sample=30, workers=1, progress=False)
+    assert (sim.n, sim.fixed, sim.regressed, sim.regressed_clean, sim.delta_ex, sim.delta_vs_default) == (
+        strict.n, strict.fixed, strict.regressed, strict.regressed_clean, strict.delta_ex, strict.delta_vs_default)
+    by_alt = read_checkpoint(tmp_path / "alt" / gpt.stem / f"alt-{_signature([din, dail])}" / STRICT_RUN
+                             / "corrections.jsonl")
+    (run,) = (tmp_path / "sim" / gpt.stem / "consensus").glob("replay-*/corrections.jsonl")
+    by_sim = read_checkpoint(run)
+    assert set(by_sim) == set(by_alt) and len(by_sim) >= 25
+
+    def vote(c):
+        return next(s.detail["consensus"] for s in c.stages if s.stage == "consensus")
+
+    for q, c in by_alt.items():
+        assert by_sim[q].sql == c.sql, q
+        assert vote(by_sim[q])["decision"] == vote(c)["decision"], q
+        assert [a["sql"] for a in vote(by_sim[q])["alternatives"]] == [a["sql"] for a in vote(c)["alternatives"]]
+    assert all(next(s for s in c.stages if s.stage == "consensus").calls == 2 for c in by_sim.values())
+    assert strict.flagged > 0 and sim.calls_per_query == 2.0  # the vote had something to say; k calls a question

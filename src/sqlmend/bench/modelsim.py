@@ -21,7 +21,10 @@ The strategies (:data:`STRATEGIES`): sqlmend's own (``errorllm``: ErrorLLM's ref
 the default stages; ``mira``: MIRA's memory built from the file's history part by the model
 judge, then used online by the model, measured on the test part; ``listwise``: the search's
 candidates chosen by the model; ``errorllm+listwise``: both, what an endpoint named as every
-stage's ``default`` turns on) and the baselines (``self-correction``,
+stage's ``default`` turns on; ``consensus``: the model's samples as the consensus stage's
+alternatives, ``consensus.samples`` = the number of replayed files, so that sample i is file i and
+the rows are those of ``sqlmend bench alternatives`` with the same files; a simulated model gives
+one sample) and the baselines (``self-correction``,
 ``din-sql``, ``self-debug``, ``mac-sql``: refinement alone, as published, no detection before it).
 
 Cost: the default correction runs once per file; a strategy runs every task with its first
@@ -51,13 +54,14 @@ STRATEGIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "mira": ("errorllm", ("judge", "recovery", "solver")),
     "listwise": ("errorllm", ("verifier",)),
     "errorllm+listwise": ("errorllm", ("refiner", "localizer", "verifier")),
+    "consensus": ("errorllm", ("sampler",)),
     "self-correction": ("self-correction", ("baseline",)),
     "din-sql": ("din-sql", ("baseline",)),
     "self-debug": ("self-debug", ("baseline",)),
     "mac-sql": ("mac-sql", ("baseline",)),
 }
 #: sqlmend's own model strategies (the first law is asked of these); the rest are baselines.
-OURS = ("errorllm", "mira", "listwise", "errorllm+listwise")
+OURS = ("errorllm", "mira", "listwise", "errorllm+listwise", "consensus")
 QUALITIES = (0.2, 0.4, 0.6, 0.8)
 #: The kinds of stand-in model (:class:`ModelSpec`).
 KINDS = ("difficulty", "independent", "replay")
@@ -203,11 +207,22 @@ def _run(tasks: list[Any], config: Any, resolve: Callable[[str], Any], db_root: 
     return {c.question_id: c for c in done}
 
 
-def _config(strategy: str, workers: int, memory_store: str | None = None, model_gate: bool | None = None) -> Any:
+def _config(strategy: str, workers: int, memory_store: str | None = None, model_gate: bool | None = None,
+            samples: int = 0) -> Any:
     from sqlmend.pipeline import PipelineConfig
 
-    options = {"memory": {"store": memory_store}} if memory_store else {}
+    options: dict[str, Any] = {"memory": {"store": memory_store}} if memory_store else {}
+    if samples:
+        options["consensus"] = {"samples": samples}
     return PipelineConfig(strategy=STRATEGIES[strategy][0], workers=workers, options=options, model_gate=model_gate)
+
+
+def samples_of(strategy: str, spec: ModelSpec) -> int:
+    """The samples a strategy asks of a model: ``consensus``, one per replayed file (one of a simulated
+    model, whose answer to a question is the same at every call); the others none."""
+    if strategy != "consensus":
+        return 0
+    return len(spec.files) if spec.kind == "replay" else 1
 
 
 def _tag(spec: "ModelSpec", rates: Rates, transport: str, model_gate: bool | None = None) -> str:
@@ -388,7 +403,9 @@ def bench_model_sim(preds: list[Path], models: list[ModelSpec], strategies: list
                     else:
                         todo = list(by_id) if first is None else [q for q, c in first.items() if calls(c)]
                         got = dict(first or {})
-                        got.update(_run([by_id[q] for q in todo], _config(strategy, workers, model_gate=model_gate), resolve,
+                        samples = samples_of(strategy, spec)
+                        got.update(_run([by_id[q] for q in todo], _config(strategy, workers, model_gate=model_gate,
+                                                                          samples=samples), resolve,
                                         ds.db_root, run_dir / "corrections.jsonl", progress))
                         if first is None:
                             first = got

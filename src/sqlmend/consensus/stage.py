@@ -1,8 +1,9 @@
 """The ``consensus`` stage: other answers to the question as evidence of error and as repairs.
 
 It runs on a task that carries alternatives (``Task.alternatives``: other systems' answers, other
-prompts', a model's samples) and on no other: a task without them leaves no trace and runs exactly
-as before. In the default pipeline it comes after the static rules and the memory, before the
+prompts') or, with ``consensus.samples=K`` (0, off, by default), on every task, asking the model of the
+``sampler`` stage for K independent answers to the question (:mod:`sqlmend.consensus.samples`) that join
+the task's alternatives, after them. Without either, a task leaves no trace and runs exactly as before. In the default pipeline it comes after the static rules and the memory, before the
 detector and the search, so that what it finds reaches them:
 
 * it runs the current SQL's alternatives (each one read-only query, else refused and never run;
@@ -32,6 +33,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from sqlmend.consensus.risk import History
+from sqlmend.consensus.samples import STAGE as SAMPLER, ask_samples
 from sqlmend.consensus.vote import ALTERNATIVE_TIMEOUT, MAX_ALTERNATIVES, STRICT, Rule, consult
 from sqlmend.errors import SqlmendError
 from sqlmend.search.verifier import FeatureVerifier
@@ -61,6 +63,10 @@ class ConsensusSettings(StageSettings):
                                                                       "are reported, not run")
     decide: bool = Field(True, description="replace under the rule (false: report the vote only; `check` does so)")
     offer: bool = Field(True, description="offer the groups' SQL to the search as candidates")
+    samples: int = Field(0, ge=0, le=MAX_ALTERNATIVES, description="ask the model of the `sampler` stage for this "
+                                                                   "many independent answers, as alternatives (0: off)")
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="the samples' sampling temperature")
+    seed: int = Field(0, description="sample i's seed is seed + i")
 
     @model_validator(mode="after")
     def _risk_needs_history(self) -> "ConsensusSettings":
@@ -134,18 +140,29 @@ class ConsensusStage(StageBase):
         return self._verifier
 
     def applies(self, task: Task) -> bool:
-        return bool(task.alternatives)
+        return bool(task.alternatives) or self.settings.samples > 0
 
     def run(self, ctx: StageContext) -> StageTrace:
         start = time.perf_counter()
         s = self.settings
+        alternatives = list(ctx.task.alternatives)
+        sampled = None
+        if s.samples:
+            backend = ctx.backend(SAMPLER)
+            if backend is None and not alternatives:
+                return StageTrace(self.name, "skipped", note=f"consensus.samples={s.samples}, but no model is "
+                                                             f"configured for the {SAMPLER} stage and no alternative given")
+            if backend is not None:
+                sampled = ask_samples(backend, ctx.task.question, ctx.task.evidence, ctx.db.schema(), s.samples,
+                                      temperature=s.temperature, seed=s.seed, dialect=ctx.dialect)
+                alternatives += sampled.answers
         budget = getattr(ctx.db, "budget", None)
         used = budget.used if budget is not None else None
         result, error = ctx.execute()
         static = [f for f in ctx.findings if f.source == "static"] if ctx.sql == ctx.task.sql else None
         limit = alternative_limit(s.timeout, getattr(ctx.db, "budget", None),
-                                  min(len(ctx.task.alternatives), s.max_alternatives))
-        c = consult(ctx.db, ctx.task.question, ctx.sql, list(ctx.task.alternatives), evidence=ctx.task.evidence,
+                                  min(len(alternatives), s.max_alternatives))
+        c = consult(ctx.db, ctx.task.question, ctx.sql, alternatives, evidence=ctx.task.evidence,
                     rule=self.rule, run=lambda text, timeout: ctx.run_query(text, timeout=timeout),
                     original_result=result, original_error=error, original_findings=static,
                     flags=sorted({f.code for f in ctx.findings}), timeout=ctx.run.timeout,
@@ -154,6 +171,9 @@ class ConsensusStage(StageBase):
         trace = StageTrace(self.name, "ran", note=c.describe())
         trace.detail["consensus"] = c.to_dict()
         trace.detail["rule"] = self.rule.title
+        if sampled is not None:  # the model's calls, each sample reported (a failed one too)
+            trace.detail["samples"] = sampled.report
+            sampled.book.to_trace(trace)
         ctx.votes[ctx.sql] = c.vote
         others = c.others()
         if s.offer:

@@ -74,8 +74,9 @@ class CallBook:
 
     def ask(self, backend: Any, messages: list[dict[str, str]], *, stage: str,
             schema: type[BaseModel] | None = None, max_tokens: int = 512, role: str = "",
-            sql_schema: Any = None, sql_original: str | list[str] | None = None) -> Any:
-        """Make one greedy chat call through the llm layer, counting and recording it.
+            sql_schema: Any = None, sql_original: str | list[str] | None = None, temperature: float = 0.0,
+            seed: int | None = None) -> Any:
+        """Make one chat call through the llm layer (greedy unless told), counting and recording it.
 
         Args:
             backend: a backend from ``sqlmend.llm`` (``chat(messages, options, schema, stage)``).
@@ -88,6 +89,8 @@ class CallBook:
                 local models then write it under that database's SQL grammar.
             sql_original: with ``sql_schema``: the SQL being rewritten (its FROM makes the
                 grammar's scopes, :func:`sqlmend.llm.sqlgrammar.scopes`).
+            temperature: the sampling temperature (0: greedy).
+            seed: the sampling seed (a seeded call is deterministic, so the cache answers it again).
 
         Returns:
             The backend's ``ChatResult`` (``.text``, ``.parsed``, ``.usage``).
@@ -102,7 +105,8 @@ class CallBook:
         if extra and sql_original:
             extra["sql_original"] = sql_original
         try:
-            res = backend.chat(messages, {"temperature": 0.0, "max_tokens": max_tokens}, schema=schema,
+            options = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+            res = backend.chat(messages, options, schema=schema,
                                stage=stage, **extra)
         except Exception as exc:  # a ModelError, or a failure below the llm layer: counted, then raised
             self.count(exc)

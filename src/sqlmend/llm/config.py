@@ -41,7 +41,7 @@ from sqlmend.llm.base import Backend
 from sqlmend.llm.calllog import CallLog
 
 #: The stages that use models. Any other name works too; these are documented.
-STAGES = ("detector", "localizer", "refiner", "embedder", "judge", "solver", "recovery",
+STAGES = ("detector", "localizer", "refiner", "embedder", "judge", "solver", "recovery", "sampler",
           "baseline")
 #: Stages that take an embedding endpoint rather than a chat one (no ``default`` fallback).
 EMBED_STAGES = frozenset({"embedder"})
