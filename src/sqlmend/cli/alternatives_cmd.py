@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from sqlmend.cli.output import QUIET
+from sqlmend.cli.output import QUIET, write_reports
 from sqlmend.errors import SqlmendError
 
 
@@ -68,14 +67,7 @@ def bench_alternatives(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     typer.echo(markdown([r for rep in reports for r in rep.rows]))
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps([rep.to_dict() for rep in reports], indent=1) + "\n", encoding="utf-8")
-    if html is not None:
-        typer.echo(f"wrote {write_html(html, reports)}", err=True)
-    if svg is not None:
-        for path in write_svgs(svg, reports):
-            typer.echo(f"wrote {path}", err=True)
+    write_reports(reports, json_out, html, svg, write_html, write_svgs)
 
 
 def register(app: typer.Typer) -> None:

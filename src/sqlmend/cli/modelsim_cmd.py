@@ -3,7 +3,6 @@ a real system's prediction file replayed, or a simulated model (:mod:`sqlmend.be
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -105,18 +104,10 @@ def bench_model_sim(
         pays = pays_from(rows)
         typer.echo("pays from (beats the default on every file from this quality on): "
                    + ", ".join(f"{k} {'never' if v is None else f'q={v:g}'}" for k, v in pays.items()))
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps([r.to_dict() for r in rows], indent=1) + "\n", encoding="utf-8")
-    if html is not None:
-        from sqlmend.bench.modelsim import write_html
+    from sqlmend.bench.modelsim import write_html, write_svgs
+    from sqlmend.cli.output import write_reports
 
-        typer.echo(f"wrote {write_html(html, rows)}", err=True)
-    if svg is not None:
-        from sqlmend.bench.modelsim import write_svgs
-
-        for path in write_svgs(svg, rows):
-            typer.echo(f"wrote {path}", err=True)
+    write_reports(rows, json_out, html, svg, write_html, write_svgs)
 
 
 def register(app: typer.Typer) -> None:

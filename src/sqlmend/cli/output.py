@@ -7,8 +7,10 @@ bars go through :mod:`sqlmend.progress` (drawn on a terminal only).
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
 import typer
 
@@ -68,3 +70,17 @@ def refuse_dev(dataset: str, what: str = "this check runs") -> None:
     if "dev" in dataset or "test" in dataset:
         typer.secho(f"refusing {dataset}: {what} on training questions only", err=True, fg="red")
         raise typer.Exit(2)
+
+
+def write_reports(items: Sequence[Any], json_out: Path | None, html: Path | None, svg: Path | None,
+                  write_html: Callable[[Path, Any], Path], write_svgs: Callable[[Path, Any], Iterable[Path]]) -> None:
+    """Write a bench command's results where asked: ``--json`` (each item's ``to_dict()``), ``--html``
+    and ``--svg`` (the bench's own writers), naming each file written on stderr."""
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps([it.to_dict() for it in items], indent=1) + "\n", encoding="utf-8")
+    if html is not None:
+        typer.echo(f"wrote {write_html(html, items)}", err=True)
+    if svg is not None:
+        for path in write_svgs(svg, items):
+            typer.echo(f"wrote {path}", err=True)
