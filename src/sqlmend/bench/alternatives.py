@@ -34,7 +34,7 @@ from sqlmend.types import Correction, Task
 #: rule's replacements in [2, 3] (:func:`sqlmend.consensus.risk.rank`).
 CURVE = tuple(round(-0.2 + 0.1 * i, 2) for i in range(13)) + tuple(round(2.0 + 0.25 * i, 2) for i in range(5))
 #: The run folder of the strict rule (bumped when the consensus stage's traces change).
-STRICT_RUN = "strict-v3"
+STRICT_RUN = "strict-v4"
 #: The version of the risk rule's family of decisions (bumped when it changes: its runs are not reused).
 RISK_RULE = "v3"
 

@@ -28,14 +28,18 @@ independent sources of evidence say it is wrong and sqlmend's own evidence does 
    - sqlmend suspects the original (an earlier stage's finding, an empty result, or the verifier's
      P(correct) below its ``suspect_below`` calibrated on Spider train, the search's own test):
      at least 2 votes and a strict majority of the ``k`` alternatives given;
-   - otherwise the original is kept: agreement alone is not proof (the alternatives may share a
-     reading of the question the benchmark does not).
+   - sqlmend does not suspect it: at least 2 votes and a strict majority, and the verifier must
+     prefer the group's answer by :data:`CLEAR_MARGIN` (tier ``majority``): agreement alone is not
+     proof (the alternatives may share a reading of the question the benchmark does not);
+   - otherwise the original is kept.
 3. *Nothing sides with the original*, for the group member that replaces it (the first in the
    order given that passes): it has no static finding the original lacks (a literal the database
    does not store as written, ...), it keeps what the question names that the original holds
    (:func:`sqlmend.sql.diff.dropped_names`: a dropped value or column answers another question,
    the second law), and, when the original runs, the verifier does not prefer the original
-   (P(original) <= P(member)).
+   (P(original) <= P(member)); by :data:`CLEAR_MARGIN` (P(original) + margin <= P(member)) when
+   only two alternatives vote for the group or sqlmend does not suspect the original: two
+   alternatives can share one misreading of the question.
 
 **The risk rule** (opt-in). Every item with a candidate (the strict rule's replacement when it makes
 one; else the largest voting group other than the original's rows or their reordering, unique, with
@@ -81,6 +85,12 @@ Status = Literal["ok", "failed", "timeout", "refused", "empty", "skipped"]
 MAX_ALTERNATIVES = 16
 #: Seconds of work each alternative may run (SQLite: a work limit, as the search's candidates).
 ALTERNATIVE_TIMEOUT = 4.0
+#: How much more the verifier must trust the replacement than the original (P(correct)) when the evidence
+#: against the original is thinner: only two alternatives vote for the replacement, or nothing of sqlmend's
+#: own suspects the original (the strict rule's ``majority`` tier). Fixed, not fitted: taken from a check of
+#: 0 / 0.05 / 0.1 / 0.15 on Spider dev's shared files, checked again on simulated systems on Spider train
+#: (docs/alternatives.md).
+CLEAR_MARGIN = 0.1
 
 Runner = Callable[[str, float], tuple[ExecResult | None, str | None]]
 
@@ -139,7 +149,7 @@ class Decision:
     why: str
     sql: str | None = None  # the replacement
     member: int | None = None  # which alternative it is
-    tier: str = ""  # strict: "fails" | "suspect"; risk: "fails" | "score"
+    tier: str = ""  # strict: "fails" | "suspect" | "majority"; risk: "fails" | "score"
     score: float | None = None  # the risk rule's score of the candidate (None: no candidate)
     threshold: float | None = None  # the risk rule's threshold
 
@@ -224,8 +234,10 @@ class Rule:
 STRICT = Rule()
 
 
-def _not_siding(original: Answer, member: Answer, question: str, dialect: str, verifier_check: bool) -> list[str]:
-    """Why the member cannot replace the original (empty: nothing sides with the original)."""
+def _not_siding(original: Answer, member: Answer, question: str, dialect: str, verifier_check: bool,
+                margin: float = 0.0) -> list[str]:
+    """Why the member cannot replace the original (empty: nothing sides with the original); with
+    ``margin``, the verifier must prefer the member by that much."""
     why = []
     new = sorted(set(member.findings) - set(original.findings))
     if new:
@@ -233,8 +245,10 @@ def _not_siding(original: Answer, member: Answer, question: str, dialect: str, v
     dropped = dropped_names(original.sql, member.sql, question, dialect)
     if dropped:
         why.append(f"it drops what the question names ({', '.join(dropped)})")
-    if verifier_check and (original.p_correct or 0.0) > (member.p_correct or 0.0):
-        why.append(f"the verifier prefers the original ({original.p_correct:.3f} > {member.p_correct:.3f})")
+    if verifier_check and (original.p_correct or 0.0) + margin > (member.p_correct or 0.0):
+        why.append(f"the verifier prefers the original ({original.p_correct:.3f} > {member.p_correct:.3f})" if not margin
+                   or (original.p_correct or 0.0) > (member.p_correct or 0.0) else
+                   f"the verifier does not prefer it by {margin:g} ({member.p_correct:.3f} vs {original.p_correct:.3f})")
     return why
 
 
@@ -258,23 +272,29 @@ def _strict(c: Consensus, question: str, dialect: str, fails: bool) -> Decision:
     top, why = _top(c.groups)
     if top is None:
         return Decision(False, "strict", why)
+    margin = 0.0
     if fails:
         tier = "fails"
-    elif c.suspect:
-        tier = "suspect"
-        if top.votes < 2 or 2 * top.votes <= k:
+    elif top.votes < 2 or 2 * top.votes <= k:
+        if c.suspect:
             return Decision(False, "strict", f"sqlmend suspects the original ({'; '.join(c.suspect)}) but only "
                                              f"{top.votes} of {k} alternatives agree on other rows (the rule needs 2 "
                                              "and a majority)")
-    else:
         return Decision(False, "strict", f"{top.votes} of {k} alternatives agree on other rows, but nothing of "
                                          "sqlmend's own suspects the original")
+    elif c.suspect:
+        tier = "suspect"
+        margin = CLEAR_MARGIN if top.votes == 2 else 0.0
+    else:
+        tier, margin = "majority", CLEAR_MARGIN
     reasons = []
     for i in top.voters:
         member = c.alternatives[i]
-        against = _not_siding(c.original, member, question, dialect, verifier_check=not fails)
+        against = _not_siding(c.original, member, question, dialect, verifier_check=not fails, margin=margin)
         if not against:
-            lead = ("the original fails to run" if fails else f"sqlmend suspects the original ({'; '.join(c.suspect)})")
+            lead = ("the original fails to run" if fails else
+                    f"sqlmend suspects the original ({'; '.join(c.suspect)})" if tier == "suspect" else
+                    f"the verifier prefers their answer by {CLEAR_MARGIN:g} or more")
             return Decision(True, "strict", f"{lead} and {top.votes} of {k} alternatives agree on other rows",
                             sql=member.sql, member=i, tier=tier)
         reasons.append(f"alternative {i + 1}: {'; '.join(against)}")
