@@ -357,3 +357,16 @@ def test_replayed_models_as_samples_give_the_rows_of_bench_alternatives_with_tho
         assert [a["sql"] for a in vote(by_sim[q])["alternatives"]] == [a["sql"] for a in vote(c)["alternatives"]]
     assert all(next(s for s in c.stages if s.stage == "consensus").calls == 2 for c in by_sim.values())
     assert strict.flagged > 0 and sim.calls_per_query == 2.0  # the vote had something to say; k calls a question
+    # the model's stats are the mean of the two files' own (not the first file's)
+    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.data.datasets import load_dataset
+    from sqlmend.data.predictions import load_predictions
+
+    ds = load_dataset("spider-dev")
+    ex = []
+    for f in (din, dail):
+        preds = load_predictions(f, ds)
+        results = [r for r in evaluate(ds, {q: preds[q] for q in by_sim}, workers=1).results
+                   if r.scored and r.question_id in by_sim]
+        ex.append(100 * sum(r.correct for r in results) / len(results))
+    assert ex[0] != ex[1] and sim.model_ex == pytest.approx(sum(ex) / 2, abs=0.01)

@@ -61,7 +61,7 @@ def test_a_vote_against_a_trusted_query_flags_it_and_offers_the_search_its_answe
                            ["SELECT count(*) FROM singer WHERE Age > 40",
                             "SELECT COUNT(Singer_ID) FROM singer WHERE Age > 40"]))
     t = _stage(c, "consensus")
-    assert "nothing of sqlmend's own suspects the original" in t.note and t.candidate is None
+    assert "the verifier prefers the original" in t.note and t.candidate is None
     search = _stage(c, "search")
     assert search.detail["flags"] == ["consensus"] and search.detail["offered"] == 1
     offered = next(d for d in search.detail["top"] if d["edits"] == ["alternative 1 (2 of 2 agree)"])

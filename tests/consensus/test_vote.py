@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from sqlmend.consensus import STRICT, Rule, consult
+from sqlmend.consensus.vote import CLEAR_MARGIN
 from sqlmend.db import connect
 from sqlmend.stage import Vote
 
@@ -37,7 +38,8 @@ def test_a_suspect_query_outvoted_by_a_majority_is_replaced(db):
 
 def test_agreement_alone_does_not_replace_a_query_nothing_suspects(db):
     """Three answers agree on other rows, but nothing of sqlmend's own suspects the original (a trusted
-    query of Spider dev, q242, that the gold agrees with): the strict rule keeps it."""
+    query of Spider dev, q242, that the gold agrees with) and the verifier does not prefer their answer by
+    the clear margin: the strict rule keeps it."""
     original = ("SELECT airlines.airline FROM flights JOIN airlines ON flights.airline = airlines.uid "
                 "GROUP BY flights.airline HAVING count(*) >= 10")
     c = consult(db("flight_2"), "Which airlines have at least 10 flights?", original,
@@ -45,8 +47,34 @@ def test_agreement_alone_does_not_replace_a_query_nothing_suspects(db):
                  "SELECT Airline FROM flights GROUP BY Airline HAVING count(*) >= 10",
                  "SELECT Airline FROM flights GROUP BY Airline HAVING COUNT(FlightNo) >= 10"])
     assert c.against and not c.suspect
-    assert not c.decision.replace and "nothing of sqlmend's own suspects the original" in c.decision.why
+    assert not c.decision.replace and f"does not prefer it by {CLEAR_MARGIN:g}" in c.decision.why
     assert c.decision.score is not None and c.candidate == 0  # the risk rule would score it
+
+
+def test_a_majority_the_verifier_backs_clearly_replaces_a_query_nothing_suspects(db):
+    """GPT-4 zero-shot's answer to Spider dev q194 returns every column; the other four systems agree on the
+    airline's name, and the verifier prefers their answer by more than the clear margin: the majority tier."""
+    c = consult(db("flight_2"), "Give the airline with abbreviation 'UAL'.",
+                "SELECT * FROM airlines WHERE Abbreviation = 'UAL'",
+                ["SELECT airline FROM airlines WHERE abbreviation = 'UAL';",
+                 "SELECT Airline FROM airlines WHERE Abbreviation = 'UAL'",
+                 "SELECT Airline FROM airlines WHERE Abbreviation = 'UAL' LIMIT 5"])
+    assert not c.suspect and c.vote.agree == 0
+    d = c.decision
+    assert (d.replace, d.rule, d.tier, d.member) == (True, "strict", "majority", 0)
+    assert c.alternatives[0].p_correct >= c.original.p_correct + CLEAR_MARGIN
+    assert d.why.startswith(f"the verifier prefers their answer by {CLEAR_MARGIN:g} or more and 3 of 3")
+    # two of three agreeing is still a strict majority; one alternative alone is not
+    two = consult(db("flight_2"), "Give the airline with abbreviation 'UAL'.",
+                  "SELECT * FROM airlines WHERE Abbreviation = 'UAL'",
+                  ["SELECT airline FROM airlines WHERE abbreviation = 'UAL';",
+                   "SELECT Airline FROM airlines WHERE Abbreviation = 'UAL'",
+                   "SELECT Country FROM airlines WHERE Abbreviation = 'UAL'"])
+    assert two.decision.replace and two.decision.tier == "majority"
+    one = consult(db("flight_2"), "Give the airline with abbreviation 'UAL'.",
+                  "SELECT * FROM airlines WHERE Abbreviation = 'UAL'",
+                  ["SELECT airline FROM airlines WHERE abbreviation = 'UAL';"])
+    assert not one.decision.replace and "nothing of sqlmend's own suspects the original" in one.decision.why
 
 
 def test_the_same_rows_in_another_column_order_are_an_agreement(db):

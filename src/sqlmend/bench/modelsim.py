@@ -136,7 +136,7 @@ class SimRow:
     gate: str = "default"  # the model gate: default (on for sqlmend's strategies), on or off
     model: str = ""  # the stand-in model (ModelSpec.label)
     kind: str = "independent"  # its kind (ModelSpec.kind)
-    model_ex: float = 0.0  # its own answers' EX on these questions (%)
+    model_ex: float = 0.0  # its own answers' EX on these questions (%; several replayed files: their mean)
     p_right_if_wrong: float = 0.0  # P(its answer is right | the original is wrong)
     p_wrong_if_right: float = 0.0  # P(its answer is wrong | the original is right)
     judge_accuracy: float = 0.0  # its judge's accuracy about the originals
@@ -419,12 +419,14 @@ def bench_model_sim(preds: list[Path], models: list[ModelSpec], strategies: list
                 r.gate = "default" if model_gate is None else ("on" if model_gate else "off")
                 r.model, r.kind = spec.label, spec.kind
                 scored = [q for q in scope if q in correct]
-                if books:
-                    stats = answer_stats(books[0], stand_ins.oracle, originals, correct, scored)
+                if books:  # several replayed files (k samples): the mean of each file's own stats
+                    each = [answer_stats(b, stand_ins.oracle, originals, correct, scored) for b in books]
+                    mean = lambda f: round(sum(f(s) for s in each) / len(each), 4)  # noqa: E731
                     r.model_ex, r.p_right_if_wrong, r.p_wrong_if_right, r.judge_accuracy = (
-                        round(100 * stats.ex, 2), stats.right_if_wrong, stats.wrong_if_right, stats.judge)
+                        round(100 * mean(lambda s: s.ex), 2), mean(lambda s: s.right_if_wrong),
+                        mean(lambda s: s.wrong_if_right), mean(lambda s: s.judge))
                     if spec.kind == "replay":
-                        r.quality = stats.ex
+                        r.quality = mean(lambda s: s.ex)
                 else:  # the independent model's rates (an echo is right where the original is)
                     share = sum(correct[q] for q in scored) / len(scored) if scored else 0.0
                     r.model_ex = round(100 * (rates.fix_rate + rates.echo_rate * share), 2)
