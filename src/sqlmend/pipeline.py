@@ -487,8 +487,8 @@ class Pipeline:
                     if intake is not None:
                         ctx.traces.append(intake)
                     run_stages(ctx, self.stages, query.sql, self.gate)
-                    if intake is not None and ctx.execute()[0] is None:
-                        _keep_raw_answer(intake, ctx, task.sql)
+                    if intake is not None and (ran := ctx.execute())[0] is None:
+                        _keep_raw_answer(intake, ctx, task.sql, ran[1])
                 finally:
                     result.executions = db.results.counts()
                     db.budget = db.results = None
@@ -522,11 +522,11 @@ def take_sql_out(task: Task, db: Any) -> tuple[StageTrace | None, Task]:
     return trace, replace(task, sql=found.sql)
 
 
-def _keep_raw_answer(intake: StageTrace, ctx: StageContext, raw: str) -> None:
+def _keep_raw_answer(intake: StageTrace, ctx: StageContext, raw: str, error: str | None) -> None:
     """The raw answer as given when the SQL taken out of it still does not run (refused, or the engine
     fails it): the output is the input or one query that runs, never a third text; the ``input``
     step keeps what was taken out and says why it is not returned."""
-    why = ctx.execute()[1] or "it does not run"
+    why = error or "it does not run"
     intake.note += f"; the SQL taken out does not run ({why}): the answer is returned as given"
     intake.detail["returned"] = "as given"
     ctx.sql = raw

@@ -15,7 +15,7 @@ import pytest
 from sqlmend.bench.books import DifficultyBook, FileBook, answer_stats
 from sqlmend.bench.difficulty import fit, verdicts_of
 from sqlmend.bench.modelsim import OURS, ModelSpec, bench_model_sim, by_model, pays_from, write_html
-from sqlmend.bench.simmodel import Oracle, Rates, ReplayedModel, SimulatedModel, SqlSource, evaluated, pool_of, wrong_pool
+from sqlmend.bench.simmodel import Oracle, Rates, ReplayedModel, SimulatedModel, SqlSource, evaluated, pool_of
 from sqlmend.data.predictions import load_predictions
 from sqlmend.pipeline import Pipeline, PipelineConfig
 from sqlmend.refine.refiner import RewriteAnswer
@@ -31,7 +31,7 @@ def oracle(spider_dev):
 
 @pytest.fixture(scope="module")
 def pool(spider_dev, pred_dir):
-    return wrong_pool(spider_dev, sorted(pred_dir.glob("*.sql")))
+    return pool_of(evaluated(spider_dev, sorted(pred_dir.glob("*.sql"))))
 
 
 def _ask(sim: SimulatedModel, question: str) -> str:
@@ -328,7 +328,8 @@ def test_the_command_replays_a_file_and_refuses_a_quality_for_it(pred_dir, tmp_p
     assert [r["model"] for r in json.loads(rows.read_text())] == ["replay din-sql_gpt-4"]
 
 
-def test_replayed_models_as_samples_give_the_rows_of_bench_alternatives_with_those_files(pred_dir, tmp_path):
+def test_replayed_models_as_samples_give_the_rows_of_bench_alternatives_with_those_files(pred_dir, tmp_path,
+                                                                                          spider_dev):
     """The ``consensus`` strategy: k replayed files are k samples of the model (call i draws file i), asked by
     the consensus stage (``consensus.samples``); its corrections and row are those of ``bench alternatives``
     with the same files as alternatives: one code path."""
@@ -359,14 +360,11 @@ def test_replayed_models_as_samples_give_the_rows_of_bench_alternatives_with_tho
     assert strict.flagged > 0 and sim.calls_per_query == 2.0  # the vote had something to say; k calls a question
     # the model's stats are the mean of the two files' own (not the first file's)
     from sqlmend.bench.evaluate import evaluate
-    from sqlmend.data.datasets import load_dataset
-    from sqlmend.data.predictions import load_predictions
 
-    ds = load_dataset("spider-dev")
     ex = []
     for f in (din, dail):
-        preds = load_predictions(f, ds)
-        results = [r for r in evaluate(ds, {q: preds[q] for q in by_sim}, workers=1).results
+        preds = load_predictions(f, spider_dev)
+        results = [r for r in evaluate(spider_dev, {q: preds[q] for q in by_sim}, workers=1).results
                    if r.scored and r.question_id in by_sim]
         ex.append(100 * sum(r.correct for r in results) / len(results))
     assert ex[0] != ex[1] and sim.model_ex == pytest.approx(sum(ex) / 2, abs=0.01)

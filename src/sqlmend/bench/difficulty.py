@@ -49,14 +49,17 @@ class Difficulty:
     sigma: float
     posterior: np.ndarray
 
+    def _probs(self, theta: float) -> np.ndarray:
+        """Each question's probability of a right answer at ability ``theta``, in ``questions`` order."""
+        return self.posterior @ (1.0 / (1.0 + np.exp(-(theta - GRID))))
+
     def p_right(self, theta: float) -> dict[str, float]:
         """Each question's probability of a right answer from a model of ability ``theta``."""
-        p = self.posterior @ (1.0 / (1.0 + np.exp(-(theta - GRID))))
-        return dict(zip(self.questions, map(float, p)))
+        return dict(zip(self.questions, map(float, self._probs(theta))))
 
     def mean(self, theta: float) -> float:
         """The mean of :meth:`p_right` over the questions."""
-        return float(np.mean(self.posterior @ (1.0 / (1.0 + np.exp(-(theta - GRID))))))
+        return float(np.mean(self._probs(theta)))
 
     def theta_for(self, quality: float) -> float:
         """The ability whose mean probability of a right answer is ``quality`` (0 < quality < 1)."""

@@ -369,13 +369,6 @@ class SimulatedModel(_Answering):
             return str(right), "right"
         return str(others[int(uniform(self.rates.seed, qid, key, "other") * len(others))]), "wrong"
 
-    # the SQL it draws from (kept as methods: the tests and the books ask for them)
-    def right_sql(self, qid: str, style: int) -> str:
-        return self.source.right_sql(qid, style)
-
-    def wrong_sql(self, qid: str, u: float) -> str | None:
-        return self.source.wrong_sql(qid, u)
-
 
 class SqlSource:
     """The SQL a stand-in model answers with: the gold re-written, or a real wrong query.
@@ -571,8 +564,3 @@ def pool_of(reports: dict[str, Any]) -> dict[str, list[str]]:
                     seen.append(r.sql)
     return pool
 
-
-def wrong_pool(dataset: Any, pred_files: list[Path], workers: int = 2, progress: bool = False) -> dict[str, list[str]]:
-    """The real wrong predictions of each question over the given prediction files
-    (:func:`evaluated`, then :func:`pool_of`): ``{question_id: [SQL, ...]}``."""
-    return pool_of(evaluated(dataset, pred_files, workers, progress))

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from sqlmend.cli.output import write_reports
 from sqlmend.errors import SqlmendError
 
 
@@ -73,7 +74,7 @@ def bench_model_sim(
       sqlmend bench model-sim --pred gpt-4_zero-shot.sql --quality 0.2 --quality 0.6 --json rows.json
     """
     from sqlmend.bench.modelsim import (QUALITIES, STRATEGIES, ModelSpec, bench_model_sim as run, by_model,
-                                        markdown, pays_from)
+                                        markdown, pays_from, write_html, write_svgs)
     from sqlmend.data.predictions import shared_prediction_files
 
     if replay and quality:
@@ -104,9 +105,6 @@ def bench_model_sim(
         pays = pays_from(rows)
         typer.echo("pays from (beats the default on every file from this quality on): "
                    + ", ".join(f"{k} {'never' if v is None else f'q={v:g}'}" for k, v in pays.items()))
-    from sqlmend.bench.modelsim import write_html, write_svgs
-    from sqlmend.cli.output import write_reports
-
     write_reports(rows, json_out, html, svg, write_html, write_svgs)
 
 

@@ -245,10 +245,10 @@ def _not_siding(original: Answer, member: Answer, question: str, dialect: str, v
     dropped = dropped_names(original.sql, member.sql, question, dialect)
     if dropped:
         why.append(f"it drops what the question names ({', '.join(dropped)})")
-    if verifier_check and (original.p_correct or 0.0) + margin > (member.p_correct or 0.0):
-        why.append(f"the verifier prefers the original ({original.p_correct:.3f} > {member.p_correct:.3f})" if not margin
-                   or (original.p_correct or 0.0) > (member.p_correct or 0.0) else
-                   f"the verifier does not prefer it by {margin:g} ({member.p_correct:.3f} vs {original.p_correct:.3f})")
+    p_original, p_member = original.p_correct or 0.0, member.p_correct or 0.0
+    if verifier_check and p_original + margin > p_member:
+        why.append(f"the verifier prefers the original ({p_original:.3f} > {p_member:.3f})" if p_original > p_member
+                   else f"the verifier does not prefer it by {margin:g} ({p_member:.3f} vs {p_original:.3f})")
     return why
 
 
