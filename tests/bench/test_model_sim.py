@@ -368,3 +368,33 @@ def test_replayed_models_as_samples_give_the_rows_of_bench_alternatives_with_tho
                    if r.scored and r.question_id in by_sim]
         ex.append(100 * sum(r.correct for r in results) / len(results))
     assert ex[0] != ex[1] and sim.model_ex == pytest.approx(sum(ex) / 2, abs=0.01)
+
+
+def test_a_samples_vote_puts_a_query_to_the_refiner_whose_rewrite_passes_the_gate(pred_dir, tmp_path):
+    """``errorllm+listwise+consensus``: one replayed sample a question (the consensus stage's), and where it
+    returns other rows its vote, a finding, puts the query to ErrorLLM's refinement, which ErrorLLM + listwise
+    alone never asks about it; a model rewrite is still taken only through the model gate."""
+    from sqlmend.pipeline import read_checkpoint
+
+    gpt, din = pred_dir / "gpt-4_zero-shot.sql", pred_dir / "din-sql_gpt-4.sql"
+    kwargs = dict(sample=30, workers=1, progress=False)
+    (both,) = bench_model_sim([gpt], [ModelSpec("replay", files=(str(din),))], ["errorllm+listwise+consensus"],
+                              tmp_path / "a", **kwargs)
+    (plain,) = bench_model_sim([gpt], [ModelSpec("replay", files=(str(din),))], ["errorllm+listwise"],
+                               tmp_path / "b", **kwargs)
+    (run,) = (tmp_path / "a" / gpt.stem / "errorllm+listwise+consensus").glob("replay-*/corrections.jsonl")
+    (base,) = (tmp_path / "b" / gpt.stem / "errorllm+listwise").glob("replay-*/corrections.jsonl")
+    done, alone = read_checkpoint(run), read_checkpoint(base)
+
+    def stage(c, name):
+        return next((s for s in c.stages if s.stage == name), None)
+
+    assert all(stage(c, "consensus").calls == 1 for c in done.values())
+    by_vote = [q for q, c in done.items() if stage(c, "refine").calls and not stage(alone[q], "refine").calls]
+    assert by_vote, "the vote put no query to the refiner"
+    for q in by_vote:  # the vote was the finding that sent it there
+        assert any(f.source == "consensus" for f in stage(done[q], "consensus").findings), q
+    admitted = [s.detail.get("admitted_by") for c in done.values() for s in c.stages
+                if s.stage == "refine" and s.verdict is not None and s.verdict.accepted and s.calls]
+    assert all(admitted), admitted  # every model rewrite taken went through the gate
+    assert both.regressed_clean <= 1 and both.calls_per_query > plain.calls_per_query

@@ -24,7 +24,9 @@ candidates chosen by the model; ``errorllm+listwise``: both, what an endpoint na
 stage's ``default`` turns on; ``consensus``: the model's samples as the consensus stage's
 alternatives, ``consensus.samples`` = the number of replayed files, so that sample i is file i and
 the rows are those of ``sqlmend bench alternatives`` with the same files; a simulated model gives
-one sample) and the baselines (``self-correction``,
+one sample; ``errorllm+listwise+consensus``: an endpoint as every stage's ``default`` with
+``consensus.samples`` on, so the samples' vote, as a finding, also puts a query to ErrorLLM's
+refinement, whose rewrite passes the model gate) and the baselines (``self-correction``,
 ``din-sql``, ``self-debug``, ``mac-sql``: refinement alone, as published, no detection before it).
 
 Cost: the default correction runs once per file; a strategy runs every task with its first
@@ -55,13 +57,14 @@ STRATEGIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "listwise": ("errorllm", ("verifier",)),
     "errorllm+listwise": ("errorllm", ("refiner", "localizer", "verifier")),
     "consensus": ("errorllm", ("sampler",)),
+    "errorllm+listwise+consensus": ("errorllm", ("refiner", "localizer", "verifier", "sampler")),
     "self-correction": ("self-correction", ("baseline",)),
     "din-sql": ("din-sql", ("baseline",)),
     "self-debug": ("self-debug", ("baseline",)),
     "mac-sql": ("mac-sql", ("baseline",)),
 }
 #: sqlmend's own model strategies (the first law is asked of these); the rest are baselines.
-OURS = ("errorllm", "mira", "listwise", "errorllm+listwise", "consensus")
+OURS = ("errorllm", "mira", "listwise", "errorllm+listwise", "consensus", "errorllm+listwise+consensus")
 QUALITIES = (0.2, 0.4, 0.6, 0.8)
 #: The kinds of stand-in model (:class:`ModelSpec`).
 KINDS = ("difficulty", "independent", "replay")
@@ -220,7 +223,7 @@ def _config(strategy: str, workers: int, memory_store: str | None = None, model_
 def samples_of(strategy: str, spec: ModelSpec) -> int:
     """The samples a strategy asks of a model: ``consensus``, one per replayed file (one of a simulated
     model, whose answer to a question is the same at every call); the others none."""
-    if strategy != "consensus":
+    if "sampler" not in STRATEGIES[strategy][1]:
         return 0
     return len(spec.files) if spec.kind == "replay" else 1
 
