@@ -221,8 +221,9 @@ def _config(strategy: str, workers: int, memory_store: str | None = None, model_
 
 
 def samples_of(strategy: str, spec: ModelSpec) -> int:
-    """The samples a strategy asks of a model: ``consensus``, one per replayed file (one of a simulated
-    model, whose answer to a question is the same at every call); the others none."""
+    """The samples a strategy asks of a model: one whose stages include ``sampler`` (``consensus``,
+    ``errorllm+listwise+consensus``), one per replayed file (one of a simulated model, whose answer to a
+    question is the same at every call); the others none."""
     if "sampler" not in STRATEGIES[strategy][1]:
         return 0
     return len(spec.files) if spec.kind == "replay" else 1

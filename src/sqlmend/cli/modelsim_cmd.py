@@ -24,7 +24,8 @@ def bench_model_sim(
                                                                   "every question alike (default: difficulty-aware)"),
     strategy: list[str] = typer.Option(None, "--strategy", help="strategy (repeatable; default: all): errorllm, "
                                                                 "mira, listwise, errorllm+listwise, consensus, "
-                                                                "errorllm+listwise+consensus, self-correction, din-sql, self-debug, mac-sql"),
+                                                                "errorllm+listwise+consensus, self-correction, "
+                                                                "din-sql, self-debug, mac-sql"),
     dataset: str = typer.Option("spider-dev", help="the benchmark the predictions answer"),
     pool: list[Path] = typer.Option(None, "--pool", help="real systems' prediction file: the simulated models' "
                                                           "wrong answers and difficulty fit (repeatable; default: "
