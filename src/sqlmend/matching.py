@@ -85,18 +85,46 @@ def same_up_to_columns(a: Sequence[tuple], b: Sequence[tuple]) -> bool:
     width = len(next(iter(sa)))
     if any(len(r) != width for r in sa) or any(len(r) != width for r in sb):
         return False
-    cols_a = [frozenset(r[i] for r in sa) for i in range(width)]
-    cols_b = [frozenset(r[j] for r in sb) for j in range(width)]
-    choices = [[j for j in range(width) if cols_b[j] == cols_a[i]] for i in range(width)]
+    return _columns_onto(list(sb), sa) is not None
+
+
+def projection_columns(wide: Sequence[tuple], narrow: Sequence[tuple]) -> tuple[int, ...] | None:
+    """Which columns of ``wide`` ``narrow`` keeps, in ``narrow``'s order, when ``narrow`` holds exactly
+    ``wide``'s rows with some of its columns dropped (as sets of rows, the evaluator's set rule); None
+    when it does not, when it drops nothing, or when ``wide`` is empty.
+
+    Only column choices that pair columns of equal value sets are tried (at most :data:`MAX_ORDERS`).
+
+    >>> projection_columns([("x", 1, "a"), ("y", 2, "b")], [(2,), (1,)])
+    (1,)
+    >>> projection_columns([("x", 1), ("y", 2)], [("x",), ("z",)]) is None
+    True
+    """
+    if not wide or not narrow:
+        return None
+    width, kept = len(wide[0]), len(narrow[0])
+    if not 0 < kept < width or any(len(r) != width for r in wide) or any(len(r) != kept for r in narrow):
+        return None
+    return _columns_onto(wide, narrow)
+
+
+def _columns_onto(wide: Sequence[tuple], narrow: Sequence[tuple] | set[tuple]) -> tuple[int, ...] | None:
+    """The columns of ``wide``, one for each of ``narrow``'s in its order, that turn ``wide``'s rows into
+    ``narrow``'s (as sets), trying only columns of equal value sets (at most :data:`MAX_ORDERS` choices)."""
+    width, kept = len(wide[0]), len(next(iter(narrow)))
+    target = set(narrow)
+    cols_w = [frozenset(r[i] for r in wide) for i in range(width)]
+    cols_n = [frozenset(r[j] for r in target) for j in range(kept)]
+    choices = [[i for i in range(width) if cols_w[i] == cols_n[j]] for j in range(kept)]
     if not all(choices):
-        return False
+        return None
     tried = 0
-    for order in product(*choices):
-        if len(set(order)) != width:
+    for cols in product(*choices):
+        if len(set(cols)) != kept:
             continue
         tried += 1
         if tried > MAX_ORDERS:
-            return False
-        if {tuple(r[j] for j in order) for r in sb} == sa:
-            return True
-    return False
+            return None
+        if {tuple(r[i] for i in cols) for r in wide} == target:
+            return cols
+    return None

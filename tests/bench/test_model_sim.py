@@ -156,7 +156,7 @@ def test_bench_model_sim_rows_in_process_and_over_http_agree(pred_dir, tmp_path)
     for r in rows:
         if r.strategy in OURS:
             assert r.regressed_clean <= 1, r
-            assert set(r.admitted_by) <= {"original fails to run", "strict finding", "verifier"}
+            assert set(r.admitted_by) <= {"original fails to run", "strict finding", "projection", "verifier"}
     baseline = next(r for r in rows if r.strategy == "self-correction")
     assert baseline.calls_per_query == 1.0 and baseline.regressed > 0, "ungated, a poor model breaks queries"
     served = bench_model_sim([pred], out=tmp_path / "http", http=True, **kwargs)

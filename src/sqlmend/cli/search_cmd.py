@@ -1,4 +1,5 @@
-"""``sqlmend train-verifier`` and ``sqlmend bench search``: the repair search and its verifier."""
+"""``sqlmend train-verifier``, ``sqlmend train-asked`` and ``sqlmend bench search``: the repair search, its
+verifier and the model gate's reading of asked columns."""
 
 from __future__ import annotations
 
@@ -126,6 +127,54 @@ def train_verifier(
     held = spec["training"]["held_out"]
     typer.echo(json.dumps({"held_out": held, "decision": spec["decision"]}, indent=1))
     typer.echo(f"wrote {target} ({target.stat().st_size // 1024} KiB)")
+
+
+def train_asked(
+    dataset: str = typer.Option("spider-train", help="Training questions (never dev/test): their golds."),
+    seed: int = typer.Option(0, help="Seed of the extra columns drawn from a gold's tables."),
+    alpha: float = typer.Option(None, help="Share of held-out asked columns (multi-column answers) the threshold "
+                                           "may read as \"not asked\" (default: sqlmend.search.asked.ALPHA)."),
+    holdout: float = typer.Option(0.2, help="Share of training databases held out to fix the threshold."),
+    out: Path = typer.Option(None, "--out", "-o", help="Where to write the weights (default: the shipped "
+                                                       "src/sqlmend/search/asked.json)."),
+) -> None:
+    """Fit the reading of which columns a question asks for, which the model gate uses to admit a model's
+    rewrite that returns the original's rows with columns dropped (docs/pipeline.md, "The model gate").
+
+    Each SELECT item of a gold is asked for; a column the gold filters, orders or groups by without
+    returning it, an aggregate it orders by, the COUNT(*) of a grouping, a key and two other columns of its
+    tables are not. A logistic regression is fitted on the databases not held out; the threshold is the
+    ALPHA quantile of the held-out asked columns' P(asked). Takes about a minute.
+
+    Example: sqlmend train-asked
+    """
+    from sqlmend.data import load_dataset
+    from sqlmend.search.asked import ALPHA, WEIGHTS
+    from sqlmend.search.asked_train import fit, training_rows
+
+    refuse_dev(dataset, "the reading of asked columns trains")
+    ds = load_dataset(dataset)
+    alpha = ALPHA if alpha is None else alpha
+    tasks = [t for t in ds.tasks if t.gold]
+    with ds.databases() as open_db:
+        schemas: dict[str, object] = {}
+
+        def schema_of(db_id: str):
+            if db_id not in schemas:
+                db = open_db(db_id)
+                schemas[db_id] = db.schema() if db is not None else None
+            return schemas[db_id]
+
+        rows = training_rows(progress_bar(tasks, desc="golds", unit="q"), schema_of, seed=seed)
+    spec = fit(rows, alpha=alpha, holdout=holdout)
+    spec["training"] = {"date": _dt.date.today().isoformat(), "dataset": dataset, "questions": len(tasks),
+                        "seed": seed,
+                        "command": f"sqlmend train-asked --dataset {dataset} --seed {seed} --alpha {alpha} "
+                                   f"--holdout {holdout}"}
+    target = out or WEIGHTS
+    target.write_text(json.dumps(spec, indent=1) + "\n")
+    typer.echo(json.dumps({"threshold": spec["threshold"], **spec["measured"]}, indent=1))
+    typer.echo(f"wrote {target}")
 
 
 def _verifier_file(path: Path) -> dict:
@@ -375,11 +424,12 @@ def bench_search_cost_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``train-verifier``, ``train-cross-verifier``, ``bench search`` and ``bench failing`` to the
+    """Add ``train-verifier``, ``train-asked``, ``train-cross-verifier``, ``bench search`` and ``bench failing`` to the
     command line."""
     from sqlmend.cli import bench_app
 
     app.command("train-verifier")(train_verifier)
+    app.command("train-asked")(train_asked)
     app.command("train-cross-verifier")(train_cross_verifier)
     bench_app.command("search")(bench_search_cmd)
     bench_app.command("failing")(bench_failing_cmd)

@@ -22,7 +22,13 @@ which (``detail["admitted_by"]``):
 2. ``strict finding``: a static rule of ``strict`` severity proves the query wrong from the
    schema and the data (the rules run again when an earlier stage rewrote the query: a finding
    about the query before that rewrite proves nothing about it now);
-3. ``verifier``: the trained feature verifier (Spider train) prefers the rewrite by the margin
+3. ``projection``: the rewrite returns exactly the query's rows with some of its columns dropped
+   (:func:`sqlmend.matching.projection_columns`), and the trained reading of which columns a
+   question asks for (:mod:`sqlmend.search.asked`, fitted on Spider train's golds) reads every
+   dropped one as not asked (P(asked) below its threshold, fixed on held-out Spider-train
+   databases). An extra column is real systems' most common mistake on Spider, and the verifier,
+   which judges clauses, does not see it: this is the check for it;
+4. ``verifier``: the trained feature verifier (Spider train) prefers the rewrite by the margin
    the search's own decision was calibrated to on Spider train (``margin_for("flagged")``, the
    decider's P(fix) where the weights ship one), or by ``margin`` when given.
 
@@ -36,7 +42,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from sqlmend.matching import projection_columns
 from sqlmend.rules import RuleContext, check
+from sqlmend.search.asked import reading
 from sqlmend.search.engine import execute_original
 from sqlmend.sql.diff import dropped_names
 from sqlmend.search.generators import SearchInput
@@ -45,6 +53,7 @@ from sqlmend.stage import refused_by_engine
 
 FAILS = "original fails to run"
 STRICT = "strict finding"
+PROJECTION = "projection"
 VERIFIER = "verifier"
 
 
@@ -65,10 +74,11 @@ class ModelGate:
     Args:
         weights: the verifier's weights file (None: the shipped one).
         margin: the verifier's margin (None: the one calibrated on Spider train for flagged queries).
+        asked: the weights of the reading of asked columns (None: the shipped ones).
     """
 
-    def __init__(self, weights: str | None = None, margin: float | None = None):
-        self.weights, self._margin = weights, margin
+    def __init__(self, weights: str | None = None, margin: float | None = None, asked: str | None = None):
+        self.weights, self._margin, self.asked = weights, margin, asked
         self._verifier: FeatureVerifier | None = None
         self._lock = threading.Lock()
 
@@ -113,11 +123,14 @@ class ModelGate:
         if strict:
             return GateVerdict(True, STRICT, f"admitted: strict finding(s) {', '.join(strict)} prove the query wrong")
         db, run = ctx.db, ctx.run
+        cand = execute_original(db, candidate, run.timeout, run.max_rows)
+        projection = self.projection(ctx, result, cand.result)
+        if projection:
+            return GateVerdict(True, PROJECTION, f"admitted: {projection}")
         inp = SearchInput(ctx.task.question, db.schema(), db.value_index(), ctx.task.evidence or "")
         orig = execute_original(db, ctx.sql, run.timeout, run.max_rows, result, error)
         query = self.verifier.for_query(inp, orig, trained_findings(findings), ctx.dialect)
         orig.score = query.original_score
-        cand = execute_original(db, candidate, run.timeout, run.max_rows)
         cand.score = query.scores([cand])[0]
         flagged = bool(findings) or result is None or not result.rows  # as the search flags a query
         value = self.verifier.replace_value(query, [cand], flagged)
@@ -127,3 +140,30 @@ class ModelGate:
             return GateVerdict(True, VERIFIER, f"admitted: the verifier's {rule} {value:.3f} > margin {margin:g}")
         return GateVerdict(False, None, f"model rewrite not admitted: nothing proves the query wrong and the "
                                         f"verifier's {rule} {value:.3f} <= margin {margin:g}")
+
+    def projection(self, ctx: Any, result: Any, cand: Any) -> str | None:
+        """Why the rewrite is the query without columns the question does not ask for (check 3 of the
+        module doc), or None: its rows are not a projection of the query's, a result is cut at
+        ``max_rows``, the query's SELECT cannot be read item by item, or the reading says a dropped
+        column is asked for.
+
+        Args:
+            ctx: the stage context; ``ctx.sql`` is the query rewritten.
+            result: the query's result (None: it failed).
+            cand: the rewrite's result (None: it failed).
+        """
+        if result is None or cand is None or result.truncated or cand.truncated:
+            return None
+        kept = projection_columns(result.rows, cand.rows)
+        if kept is None:
+            return None
+        read = reading(self.asked)
+        probs = read.probabilities(ctx.task.question, ctx.sql, ctx.dialect)
+        if probs is None or len(probs) != len(result.columns):
+            return None
+        dropped = [i for i in range(len(probs)) if i not in kept]
+        if not dropped or max(probs[i] for i in dropped) >= read.threshold:
+            return None
+        names = ", ".join(f"{result.columns[i]} (P(asked) {probs[i]:.3f})" for i in dropped)
+        return (f"it returns the query's rows without the column(s) {names}, which the question does not ask for "
+                f"(threshold {read.threshold:.3f})")
