@@ -27,8 +27,6 @@ import json
 import math
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
 from sqlmend.sql.asked import FEATURES, item_features_of
 
 #: The shipped weights.
@@ -53,16 +51,15 @@ class AskedReading:
         self.coef = [float(c) for c in data["coef"]]
         self.intercept = float(data["intercept"])
         self.threshold = float(data["threshold"])
-        self.meta: dict[str, Any] = data
 
     def probability(self, features: list[float]) -> float:
         """P(asked) of one item's features."""
         z = self.intercept + sum(c * x for c, x in zip(self.coef, features))
         return 1.0 / (1.0 + math.exp(-z))
 
-    def probabilities(self, question: str, sql: str, dialect: str = "sqlite") -> list[float] | None:
-        """P(asked) of each SELECT item of ``sql``, in order; None when it cannot tell (a query that does
-        not parse, a set operation, a ``*``)."""
+    def probabilities(self, question: str, sql: object, dialect: str = "sqlite") -> list[float] | None:
+        """P(asked) of each SELECT item of ``sql`` (its text, or its parsed tree), in order; None when it
+        cannot tell (a query that does not parse, a set operation, a ``*``)."""
         rows = item_features_of(question, sql, dialect)
         return None if rows is None else [self.probability(f) for f in rows]
 

@@ -158,11 +158,11 @@ class ModelGate:
         if kept is None:
             return None
         read = reading(self.asked)
-        probs = read.probabilities(ctx.task.question, ctx.sql, ctx.dialect)
+        probs = read.probabilities(ctx.task.question, ctx.tree(), ctx.dialect)  # the tree the item parsed once
         if probs is None or len(probs) != len(result.columns):
             return None
-        dropped = [i for i in range(len(probs)) if i not in kept]
-        if not dropped or max(probs[i] for i in dropped) >= read.threshold:
+        dropped = [i for i in range(len(probs)) if i not in kept]  # not empty: a projection drops a column
+        if max(probs[i] for i in dropped) >= read.threshold:
             return None
         names = ", ".join(f"{result.columns[i]} (P(asked) {probs[i]:.3f})" for i in dropped)
         return (f"it returns the query's rows without the column(s) {names}, which the question does not ask for "

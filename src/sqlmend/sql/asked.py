@@ -16,6 +16,7 @@ from typing import Callable
 from sqlglot import exp
 
 from sqlmend.errors import SqlError
+from sqlmend.sql.diff import _folded
 from sqlmend.sql.parse import parse
 
 AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Max: "max", exp.Min: "min"}
@@ -47,17 +48,16 @@ def _words(text: str) -> list[str]:
 
 
 def name_parts(name: str) -> list[str]:
-    """A column name's words (snake_case and camelCase split, plural folded).
+    """A column name's words (snake_case and camelCase split, plural folded). Unlike
+    :func:`sqlmend.sql.names.words`, a capital run before a hump stays one word (``LName``: ``lname``,
+    which :func:`_abbreviates` reads as "last name"; ``words`` gives ``l``, ``name``), and digits stay
+    with their letters; the shipped weights were fitted on this split.
 
     >>> name_parts("Song_release_year"), name_parts("customerFirstName")
     (['song', 'release', 'year'], ['customer', 'first', 'name'])
     """
     name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name)
     return [_stem(p.casefold()) for p in re.split(r"[^A-Za-z0-9]+", name) if p]
-
-
-def _folded(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def _matches(part: str, words: list[str]) -> list[int]:
@@ -149,16 +149,25 @@ def _is_star(item: exp.Expression) -> bool:
     return isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star))
 
 
-def item_features_of(question: str, sql: str, dialect: str = "sqlite") -> list[list[float]] | None:
-    """The features of each SELECT item of ``sql``, in order; None when they cannot be read item by item
-    (a query that does not parse, a set operation, a ``*``)."""
-    try:
-        tree = parse(sql, dialect)
-    except SqlError:
+def _select(sql: str | exp.Expression, dialect: str) -> exp.Select | None:
+    """``sql`` as a SELECT whose items can be read one by one (parsed unless a tree is given), or None:
+    a query that does not parse, a set operation, a ``*``."""
+    if isinstance(sql, str):
+        try:
+            sql = parse(sql, dialect)
+        except SqlError:
+            return None
+    if not isinstance(sql, exp.Select) or any(_is_star(s) for s in sql.selects):
         return None
-    if not isinstance(tree, exp.Select) or any(_is_star(s) for s in tree.selects):
-        return None
-    return [item_features(question, s, tree) for s in tree.selects]
+    return sql
+
+
+def item_features_of(question: str, sql: str | exp.Expression | None,
+                     dialect: str = "sqlite") -> list[list[float]] | None:
+    """The features of each SELECT item of ``sql`` (text, or a tree, which is not changed), in order;
+    None when they cannot be read item by item (see :func:`_select`)."""
+    tree = _select(sql, dialect) if sql is not None else None
+    return None if tree is None else [item_features(question, s, tree) for s in tree.selects]
 
 
 def _extras(tree: exp.Select, table_columns: Callable[[set[str]], list[str]], rng: random.Random) -> list[exp.Expression]:
@@ -182,8 +191,7 @@ def _extras(tree: exp.Select, table_columns: Callable[[set[str]], list[str]], rn
     keys = [n for n in others if n.casefold().endswith("id")]
     out += [exp.column(n) for n in rng.sample(keys, min(1, len(keys)))]
     out += [exp.column(n) for n in rng.sample(others, min(2, len(others)))]
-    seen: set[str] = set()
-    return [e for e in out if not (e.sql() in seen or seen.add(e.sql()))]
+    return list({e.sql(): e for e in out}.values())  # once each
 
 
 def training_items(question: str, gold: str, table_columns: Callable[[set[str]], list[str]],
@@ -200,11 +208,8 @@ def training_items(question: str, gold: str, table_columns: Callable[[set[str]],
         table_columns: ``{table names, case folded} -> their columns' names``.
         rng: the draws' generator.
     """
-    try:
-        tree = parse(gold, "sqlite")
-    except SqlError:
-        return []
-    if not isinstance(tree, exp.Select) or any(_is_star(s) for s in tree.selects):
+    tree = _select(gold, "sqlite")
+    if tree is None:
         return []
     n = len(tree.selects)
     rows = [(item_features(question, s, tree), 1, n) for s in tree.selects]
