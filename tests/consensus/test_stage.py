@@ -159,3 +159,23 @@ def test_a_failing_query_replaced_by_another_answer_is_judged_by_the_consensus_r
     c = pipe.correct(_task(spider_db, "concert_singer", "Names of the singers older than 30?",
                            "SELECT qqq FROM singer WHERE Age > 30", ["SELECT Name FROM singer"]))
     assert _stage(c, "consensus").candidate is None and "drops what the question names (30)" in _stage(c, "consensus").note
+
+
+def test_when_an_earlier_stage_rewrote_the_query_the_vote_on_the_query_as_given_is_kept(pipe, spider_db):
+    question = "Find the number of dog pets that are raised by female students (with sex F)."
+    given = ("SELECT count(*) FROM Student AS T1 JOIN Has_Pet AS T2 ON T1.StuID = T2.StuID JOIN Pets AS T3 "
+             "ON T2.PetID = T3.PetID WHERE T1.Sex = 'F' AND T3.PetType = 'Dog'")
+    alternatives = ["SELECT count(*) FROM student JOIN has_pet ON student.stuid = has_pet.stuid JOIN pets ON "
+                    "has_pet.petid = pets.petid WHERE student.sex = 'F' AND pets.pettype = 'dog'",
+                    "SELECT count(*) FROM Pets WHERE PetType = 'cat'"]
+    c = pipe.correct(_task(spider_db, "pets_1", question, given, alternatives))
+    vote = _stage(c, "consensus").detail["consensus"]
+    assert _stage(c, "static").verdict.accepted and "'dog'" in vote["original"]["sql"]
+    assert vote["agree"] == 1  # the rewrite: one alternative returns its rows
+    # the query as given returns 0 rows, which no alternative returns; the static rewrite votes against it
+    assert vote["given"] == {"sql": given, "k": 2, "agree": 0, "p_error": 1.0, "rewritten_by": ["static"],
+                             "error": None}
+    assert vote["p_error"] < 0.5
+    # a query nothing rewrote has no such vote
+    plain = pipe.correct(_task(spider_db, "pets_1", question, vote["original"]["sql"], alternatives))
+    assert "given" not in _stage(plain, "consensus").detail["consensus"]

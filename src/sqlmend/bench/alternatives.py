@@ -14,8 +14,10 @@ threshold calibrated on the *history* part (conformal risk control over its corr
 :mod:`sqlmend.consensus.risk`), then every row above measured on the *test* part only, the risk rule
 among them. A row gives fixed / regressed (also without the gold-suspect questions) / ΔEX against no
 correction and against the default, and, for the consensus rows, the detection of the vote:
-flagged (the finding ``consensus``), its precision, and the AUROC of the vote's P(error) for "the
-prediction is wrong". The curve: fixes and breaks of the consensus candidate alone (against no
+flagged (the finding ``consensus``), its precision, and the AUROC of sqlmend's P(error) of the
+prediction as given for "the prediction is wrong" (the vote's; when an earlier stage rewrote the
+prediction before the vote, the vote on the prediction itself with that rewrite as one more voter:
+:func:`given_p_error`). The curve: fixes and breaks of the consensus candidate alone (against no
 correction) over the risk rule's threshold, from the strict run's traces.
 """
 
@@ -34,7 +36,7 @@ from sqlmend.types import Correction, Task
 #: rule's replacements in [2, 3] (:func:`sqlmend.consensus.risk.rank`).
 CURVE = tuple(round(-0.2 + 0.1 * i, 2) for i in range(13)) + tuple(round(2.0 + 0.25 * i, 2) for i in range(5))
 #: The run folder of the strict rule (bumped when the consensus stage's traces change).
-STRICT_RUN = "strict-v4"
+STRICT_RUN = "strict-v5"
 #: The version of the risk rule's family of decisions (bumped when it changes: its runs are not reused).
 RISK_RULE = "v3"
 
@@ -55,7 +57,7 @@ class AltRow:
     delta_vs_default: float
     flagged: int | None = None  # the consensus finding (the vote goes against the prediction)
     precision: float | None = None  # of the flags: the prediction is wrong
-    auroc: float | None = None  # of the vote's P(error) for "the prediction is wrong"
+    auroc: float | None = None  # of P(error) of the prediction as given (given_p_error) for "it is wrong"
     changed: int = 0
     seconds_per_query: float | None = None  # the pipeline's, all stages
     consensus_seconds: float | None = None  # the consensus stage's, per query with alternatives
@@ -118,6 +120,16 @@ def self_consistency(ds: Any, tasks: list[Task], timeout: float = 30.0, max_rows
 
 def _consensus(c: Correction) -> dict[str, Any] | None:
     return next((s.detail.get("consensus") for s in c.stages if s.stage == "consensus"), None)
+
+
+def given_p_error(vote: dict[str, Any]) -> float:
+    """P(error) of the query as the caller gave it (what is labelled right or wrong): the vote on it when an
+    earlier stage rewrote it before the vote (:func:`sqlmend.consensus.vote.given_vote`), else the vote's.
+
+    >>> given_p_error({"p_error": 0.1}), given_p_error({"p_error": 0.1, "given": {"p_error": 0.8}})
+    (0.1, 0.8)
+    """
+    return float(vote["given"]["p_error"] if vote.get("given") else vote["p_error"])
 
 
 def _seconds(cs: dict[str, Correction], ids: list[str], stage: str | None = None) -> float:
@@ -222,7 +234,7 @@ def bench_alternatives(pred: Path, alternatives: list[Path], out: Path, *, datas
                 wrong = {q for q in with_vote if not before.result(q).correct}
                 r.flagged = len(flags)
                 r.precision = round(sum(q in wrong for q in flags) / len(flags), 4) if flags else None
-                a = auroc([1 - votes[q]["p_error"] for q in with_vote], [q in wrong for q in with_vote])
+                a = auroc([1 - given_p_error(votes[q]) for q in with_vote], [q in wrong for q in with_vote])
                 r.auroc = None if a is None else round(a, 4)
                 r.consensus_seconds = _seconds(runs, with_vote, "consensus")
                 work = [s.detail["work"] for q in with_vote for s in runs[q].stages

@@ -9,6 +9,9 @@ detector and the search, so that what it finds reaches them:
 * it runs the current SQL's alternatives (each one read-only query, else refused and never run;
   each under a work limit of its own, all under the item's one budget), groups them by result
   with the evaluator's rule and counts the vote (:func:`sqlmend.consensus.vote.consult`);
+* when an earlier stage rewrote the caller's query, it also counts the vote on the query as given
+  (:func:`sqlmend.consensus.vote.given_vote`: what sqlmend says of the caller's query, the rewrite
+  one more voter sure of an error), from results the item already has;
 * when the vote goes against the query (no alternative returns its rows, nor its rows in another
   column order), an advisory finding ``consensus`` says so ("0 of 4 alternatives return these rows;
   3 agree on others"), with P(error) as its score and the groups' SQL as its evidence, which
@@ -34,7 +37,7 @@ from pydantic import Field, model_validator
 
 from sqlmend.consensus.risk import History
 from sqlmend.consensus.samples import STAGE as SAMPLER, ask_samples
-from sqlmend.consensus.vote import ALTERNATIVE_TIMEOUT, MAX_ALTERNATIVES, STRICT, Rule, consult
+from sqlmend.consensus.vote import ALTERNATIVE_TIMEOUT, MAX_ALTERNATIVES, STRICT, Rule, consult, given_vote
 from sqlmend.errors import SqlmendError
 from sqlmend.search.verifier import FeatureVerifier
 from sqlmend.sql import diff
@@ -168,6 +171,10 @@ class ConsensusStage(StageBase):
                     flags=sorted({f.code for f in ctx.findings}), timeout=ctx.run.timeout,
                     alternative_timeout=limit, max_rows=ctx.run.max_rows, verifier=self.verifier,
                     max_alternatives=s.max_alternatives)
+        rewritten_by = [t.stage for t in ctx.traces if t.verdict is not None and t.verdict.accepted]
+        if ctx.sql != ctx.task.sql and rewritten_by:  # the vote on the query as given (the item's shared results)
+            given_result, given_error = ctx.run_query(ctx.task.sql, timeout=limit)
+            c.given = given_vote(c, ctx.task.sql, given_result, given_error, rewritten_by)
         trace = StageTrace(self.name, "ran", note=c.describe())
         trace.detail["consensus"] = c.to_dict()
         trace.detail["rule"] = self.rule.title

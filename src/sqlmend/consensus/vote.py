@@ -41,6 +41,13 @@ independent sources of evidence say it is wrong and sqlmend's own evidence does 
    only two alternatives vote for the group or sqlmend does not suspect the original: two
    alternatives can share one misreading of the question.
 
+**The query as given.** An earlier stage may have rewritten the caller's query before the vote (a
+strict static rule: ``'Dog'`` where the column stores ``'dog'``); the vote then judges the rewrite.
+What sqlmend says of the query *as given* (:func:`given_vote`, what a detection benchmark scores) is
+the vote on its own rows with that rewrite as one more voter sure of an error::
+
+    P(error of the query as given) = (alternatives that do not return its rows + 1) / (k + 1)
+
 **The risk rule** (opt-in). Every item with a candidate (the strict rule's replacement when it makes
 one; else the largest voting group other than the original's rows or their reordering, unique, with
 more votes than the original's side (the original itself and the alternatives agreeing with it, as
@@ -170,6 +177,7 @@ class Consensus:
     suspect: list[str]  # why sqlmend suspects the original (empty: it does not)
     decision: Decision
     candidate: int | None = None  # the alternative the risk rule scored (its score: decision.score)
+    given: "Given | None" = None  # the vote on the query as given, when an earlier stage rewrote it
 
     @property
     def p_error(self) -> float:
@@ -212,7 +220,45 @@ class Consensus:
                 "p_error": round(self.p_error, 4), "suspect": self.suspect, "original": self.original.to_dict(),
                 "alternatives": [a.to_dict() for a in self.alternatives],
                 "groups": [g.to_dict() for g in self.groups], "decision": self.decision.to_dict(),
-                "candidate": self.candidate}
+                "candidate": self.candidate, **({"given": self.given.to_dict()} if self.given else {})}
+
+
+@dataclass
+class Given:
+    """The vote on the query as the caller gave it, when an earlier stage rewrote it before the vote."""
+
+    sql: str
+    vote: Vote
+    rewritten_by: list[str]  # the stages whose rewrite the guard accepted
+    error: str | None = None  # why it did not run (it then agrees with no alternative)
+
+    @property
+    def p_error(self) -> float:
+        """The vote with the rewrite as one more voter sure of an error (see the module doc)."""
+        return self.vote.p_error(1.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sql": self.sql, "k": self.vote.k, "agree": self.vote.agree, "p_error": round(self.p_error, 4),
+                "rewritten_by": self.rewritten_by, "error": self.error}
+
+
+def given_vote(c: Consensus, sql: str, result: ExecResult | None, error: str | None,
+               rewritten_by: list[str]) -> Given:
+    """The alternatives' vote on the query as given (its rows by the evaluator's set rule), from the
+    results the consultation already has: nothing runs again.
+
+    >>> from sqlmend.types import ExecResult
+    >>> rows = lambda *v: ExecResult(columns=["n"], rows=[(x,) for x in v])
+    >>> a = [Answer(0, "SELECT 2", result=rows(2)), Answer(1, "SELECT 0", result=rows(0))]
+    >>> c = Consensus(Answer(-1, "SELECT 2", result=rows(2)), a, [], Vote("SELECT 2", 2, 1), [], Decision(False, "strict", ""))
+    >>> g = given_vote(c, "SELECT 0", rows(0), None, ["static"])
+    >>> g.vote.agree, round(g.p_error, 3)
+    (1, 0.667)
+    """
+    key = None if result is None else set_key(result.rows)
+    agree = sum(1 for a in c.alternatives if key is not None and a.status == "ok" and a.result is not None
+                and set_key(a.result.rows) == key)
+    return Given(sql, Vote(sql=sql, k=c.vote.k, agree=agree), rewritten_by, error)
 
 
 # --- the rules ------------------------------------------------------------------------------
