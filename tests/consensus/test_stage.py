@@ -176,6 +176,7 @@ def test_when_an_earlier_stage_rewrote_the_query_the_vote_on_the_query_as_given_
     assert vote["given"] == {"sql": given, "k": 2, "agree": 0, "p_error": 1.0, "rewritten_by": ["static"],
                              "error": None}
     assert vote["p_error"] < 0.5
+    assert "as given, before the static rewrite: 0 of 2 return its rows (P(error) 1.000)" in _stage(c, "consensus").note
     # a query nothing rewrote has no such vote
     plain = pipe.correct(_task(spider_db, "pets_1", question, vote["original"]["sql"], alternatives))
     assert "given" not in _stage(plain, "consensus").detail["consensus"]

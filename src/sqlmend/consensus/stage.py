@@ -176,6 +176,10 @@ class ConsensusStage(StageBase):
             given_result, given_error = ctx.run_query(ctx.task.sql, timeout=limit)
             c.given = given_vote(c, ctx.task.sql, given_result, given_error, rewritten_by)
         trace = StageTrace(self.name, "ran", note=c.describe())
+        if c.given is not None:
+            g = c.given
+            trace.note += (f"; as given, before the {', '.join(g.rewritten_by)} rewrite: {g.vote.agree} of {g.vote.k} "
+                           f"return its rows (P(error) {g.p_error:.3f})")
         trace.detail["consensus"] = c.to_dict()
         trace.detail["rule"] = self.rule.title
         if sampled is not None:  # the model's calls, each sample reported (a failed one too)
