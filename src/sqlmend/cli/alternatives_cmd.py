@@ -44,7 +44,8 @@ def bench_alternatives(
     Rows: default (no alternatives), strict (the consensus stage's default rule), self-consistency
     (the majority of the answers, ties to the prediction), and with --risk the risk rule, every row
     then also on the test part. Each: fixed, regressed (also without the gold-suspect questions),
-    ΔEX, Δ vs default, flagged / precision / AUROC of the vote, seconds per query. About 10 minutes
+    ΔEX, Δ vs default, flagged / precision of the vote, AUROC of P(error) of the prediction as given
+    (the vote on it, an earlier stage's rewrite of it one more voter), seconds per query. About 10 minutes
     a file with four alternatives on 2 cores.
 
     Example: sqlmend bench alternatives --pred codes-1b.sql --alt c3sql.sql --alt din-sql.sql --risk 0.01 --json rows.json
