@@ -171,9 +171,10 @@ class ConsensusStage(StageBase):
                     flags=sorted({f.code for f in ctx.findings}), timeout=ctx.run.timeout,
                     alternative_timeout=limit, max_rows=ctx.run.max_rows, verifier=self.verifier,
                     max_alternatives=s.max_alternatives)
-        rewritten_by = [t.stage for t in ctx.traces if t.verdict is not None and t.verdict.accepted]
-        if ctx.sql != ctx.task.sql and rewritten_by:  # the vote on the query as given (the item's shared results)
-            given_result, given_error = ctx.run_query(ctx.task.sql, timeout=limit)
+        rewritten_by = ([t.stage for t in ctx.traces if t.verdict is not None and t.verdict.accepted]
+                        if ctx.sql != ctx.task.sql else [])
+        if rewritten_by:  # the vote on the query as given, which ran as the item's first query: answered again
+            given_result, given_error = ctx.run_query(ctx.task.sql)
             c.given = given_vote(c, ctx.task.sql, given_result, given_error, rewritten_by)
         trace = StageTrace(self.name, "ran", note=c.describe())
         if c.given is not None:

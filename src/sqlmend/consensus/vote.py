@@ -227,8 +227,7 @@ class Consensus:
 class Given:
     """The vote on the query as the caller gave it, when an earlier stage rewrote it before the vote."""
 
-    sql: str
-    vote: Vote
+    vote: Vote  # its ``sql`` is the query as given
     rewritten_by: list[str]  # the stages whose rewrite the guard accepted
     error: str | None = None  # why it did not run (it then agrees with no alternative)
 
@@ -238,27 +237,29 @@ class Given:
         return self.vote.p_error(1.0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sql": self.sql, "k": self.vote.k, "agree": self.vote.agree, "p_error": round(self.p_error, 4),
+        return {"sql": self.vote.sql, "k": self.vote.k, "agree": self.vote.agree, "p_error": round(self.p_error, 4),
                 "rewritten_by": self.rewritten_by, "error": self.error}
 
 
 def given_vote(c: Consensus, sql: str, result: ExecResult | None, error: str | None,
                rewritten_by: list[str]) -> Given:
     """The alternatives' vote on the query as given (its rows by the evaluator's set rule), from the
-    results the consultation already has: nothing runs again.
+    results the consultation already has (a group's rows are its first member's): nothing runs again.
 
     >>> from sqlmend.types import ExecResult
     >>> rows = lambda *v: ExecResult(columns=["n"], rows=[(x,) for x in v])
     >>> a = [Answer(0, "SELECT 2", result=rows(2)), Answer(1, "SELECT 0", result=rows(0))]
-    >>> c = Consensus(Answer(-1, "SELECT 2", result=rows(2)), a, [], Vote("SELECT 2", 2, 1), [], Decision(False, "strict", ""))
+    >>> groups = [Group([0], [0], 1, "SELECT 2", original=True), Group([1], [1], 1, "SELECT 0")]
+    >>> c = Consensus(Answer(-1, "SELECT 2", result=rows(2)), a, groups, Vote("SELECT 2", 2, 1), [],
+    ...               Decision(False, "strict", ""))
     >>> g = given_vote(c, "SELECT 0", rows(0), None, ["static"])
     >>> g.vote.agree, round(g.p_error, 3)
     (1, 0.667)
     """
     key = None if result is None else set_key(result.rows)
-    agree = sum(1 for a in c.alternatives if key is not None and a.status == "ok" and a.result is not None
-                and set_key(a.result.rows) == key)
-    return Given(sql, Vote(sql=sql, k=c.vote.k, agree=agree), rewritten_by, error)
+    agree = sum(len(g.members) for g in c.groups
+                if key is not None and set_key(c.alternatives[g.members[0]].result.rows) == key)
+    return Given(Vote(sql=sql, k=c.vote.k, agree=agree), rewritten_by, error)
 
 
 # --- the rules ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Callable
 from sqlglot import exp
 
 from sqlmend.errors import SqlError
-from sqlmend.sql.diff import _folded
+from sqlmend.sql.diff import folded
 from sqlmend.sql.parse import parse
 
 AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Max: "max", exp.Min: "min"}
@@ -98,7 +98,7 @@ def item_features(question: str, item: exp.Expression, tree: exp.Select) -> list
         item: one of ``tree.selects``.
         tree: the SELECT it belongs to.
     """
-    q, words, spelled = question.casefold(), _words(question), _folded(question)
+    q, words, spelled = question.casefold(), _words(question), folded(question)
     inner = item.this if isinstance(item, exp.Alias) else item
     agg = next((name for kind, name in AGGREGATES.items() if isinstance(inner, kind)),
                "none" if isinstance(inner, exp.Column) else "other")
@@ -108,7 +108,7 @@ def item_features(question: str, item: exp.Expression, tree: exp.Select) -> list
     if agg in CUES:
         f["agg_cue"] = float(any(re.search(rf"\b{c}", q) for c in CUES[agg]))
     f["star"] = float(isinstance(inner, exp.Count) and inner.find(exp.Star) is not None)
-    f["full"] = float(any(len(_folded(n)) >= 4 and _folded(n) in spelled for n in names))
+    f["full"] = float(any(len(folded(n)) >= 4 and folded(n) in spelled for n in names))
     best, where = 0.0, []
     for n in names:
         parts = [p for p in name_parts(n) if p not in EMPTY_PARTS and len(p) >= 2]
@@ -139,7 +139,7 @@ def item_features(question: str, item: exp.Expression, tree: exp.Select) -> list
     f["q_super"] = float(bool(re.search(
         r"\b(most|least|highest|lowest|largest|smallest|fewest|greatest|top|maximum|minimum)\b", q)))
     alias = item.alias if isinstance(item, exp.Alias) else ""
-    f["alias_in_q"] = float(bool(alias) and _folded(alias) in spelled)
+    f["alias_in_q"] = float(bool(alias) and folded(alias) in spelled)
     f["list_cue"] = float(bool(re.search(r"\b(list|show|give|return|what are|what is|find)\b", q)))
     return [f[n] for n in FEATURES]
 

@@ -185,7 +185,12 @@ def kept_share(original: str, candidate: str, dialect: str = "sqlite") -> float:
     return sum((before & _tokens(candidate, dialect)).values()) / max(1, sum(before.values()))
 
 
-def _folded(text: str) -> str:
+def folded(text: str) -> str:
+    """``text`` case folded with only its letters and digits: how a name is looked for in a question.
+
+    >>> folded("Song_release_year"), folded("song release year")
+    ('songreleaseyear', 'songreleaseyear')
+    """
     return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
@@ -216,10 +221,10 @@ def question_names(sql: str, question: str, dialect: str = "sqlite") -> list[str
         tree = parse(sql, dialect)
     except SqlParseError:
         return []
-    spelled = _folded(question)
+    spelled = folded(question)
     for col in tree.find_all(exp.Column):
         name = col.name.casefold()
-        if len(_folded(name)) >= 4 and _folded(name) in spelled and name not in names:
+        if len(folded(name)) >= 4 and folded(name) in spelled and name not in names:
             names.append(name)
     return names
 
