@@ -228,7 +228,9 @@ class SecondLaw:
        predicate, a projected column, a GROUP BY / ORDER BY item, HAVING, LIMIT, a join, a subquery);
     3. add no table, except one that holds a column the query names and its tables do not have (the
        join a ``no such column`` asks for), or one whose name matches a table the schema does not have
-       (a rename).
+       (a rename);
+    4. join no schema the query does not name (:func:`joined_schemas`; every rewrite keeps that, failing
+       query or not).
 
     The caller decides when it applies: the pipeline, to a rewrite of a query the engine refuses from any
     stage unless a strict rule's fixes are that rewrite (``pipeline.run_stages``); the search, to choose
@@ -259,7 +261,7 @@ class SecondLaw:
         unrelated = self._unrelated(added)
         if unrelated:
             return f"it adds a table the query does not ask for ({', '.join(unrelated)})"
-        return None
+        return joined_schemas(self.db, self.original, candidate_sql)
 
     def _unrelated(self, added: list[str]) -> list[str]:
         """The tables of ``added`` the query does not ask for: not a rename of a table the schema does not
@@ -278,6 +280,47 @@ class SecondLaw:
         bridges = {t for t in added if t not in asked
                    and any(_linked(t, a, schema) for a in asked) and any(_linked(t, q, schema) for q in self.tables)}
         return [t for t in added if t not in asked and t not in bridges]
+
+
+def _schemas_read(text: str, schema: Any, dialect: str) -> set[str] | None:
+    """The schemas a query reads (lower case): those of its tables the schema has and those it writes as a
+    qualifier; None when it does not parse."""
+    try:
+        tree = sql.parse(text, dialect=dialect)
+    except SqlError:
+        return None
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(sql.ast.CTE)}
+    found: set[str] = set()
+    for t in tree.find_all(sql.ast.Table):
+        if not t.name or t.name.lower() in ctes:
+            continue
+        table = schema.table(f"{t.db}.{t.name}" if t.db else t.name)
+        if table is not None and table.schema:
+            found.add(table.schema.lower())
+        elif t.db:
+            found.add(t.db.lower())
+    return found
+
+
+def joined_schemas(db: Any, original_sql: str, candidate_sql: str) -> str | None:
+    """Why a rewrite joins tables of a schema the query does not name (a repair never does: ``people`` and
+    ``songs`` read from two departments' schemas answer no question), or None.
+
+    A rewrite whose tables all lie in one schema, or in schemas the original reads or writes, keeps it; a
+    catalogue of one schema always does.
+    """
+    schema = db.schema()
+    if len({(t.schema or "").lower() for t in schema.tables}) <= 1:
+        return None
+    dialect = getattr(db, "dialect", "sqlite")
+    after = _schemas_read(candidate_sql, schema, dialect)
+    if not after or len(after) < 2:
+        return None
+    before = _schemas_read(original_sql, schema, dialect) or set()
+    if after <= before:
+        return None
+    return (f"it joins tables of schemas the query does not name ({', '.join(sorted(after - before))}; it reads "
+            f"{', '.join(sorted(after))})")
 
 
 def second_law(db: Any, original_sql: str, candidate_sql: str, question: str = "") -> str | None:

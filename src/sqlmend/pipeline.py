@@ -340,6 +340,13 @@ def _second_law(trace: StageTrace, ctx: StageContext) -> str | None:
         if why else None
 
 
+def _joined_schemas(trace: StageTrace, ctx: StageContext) -> str | None:
+    """Why a stage's rewrite is not admitted because it joins a schema the query does not name
+    (:func:`sqlmend.guard.joined_schemas`), or None."""
+    why = guard.joined_schemas(ctx.db, ctx.sql, trace.verdict.sql)
+    return f"rewrite not admitted (a repair joins no schema the query does not name): {why}" if why else None
+
+
 def _admitted(trace: StageTrace, ctx: StageContext, gate: Any, whole: bool = False) -> bool:
     """Whether a stage's rewrite the guard accepted is taken: a rewrite of a query the engine refuses
     keeps the second law (:func:`_second_law`, every stage), and one that came from a model call passes
@@ -349,7 +356,7 @@ def _admitted(trace: StageTrace, ctx: StageContext, gate: Any, whole: bool = Fal
     ``replaces_query``, the consensus stage): "drops no clause, adds no table" says nothing of another
     system's query, so its own rule judges it (the consensus rule keeps what the question names), and so
     does it when the answer is a model's sample (``consensus.samples``): the model gate is for edits."""
-    law = None if whole else _second_law(trace, ctx)
+    law = None if whole else _second_law(trace, ctx) or _joined_schemas(trace, ctx)
     if law is not None:
         trace.detail["rejected"] = law
         trace.verdict = GuardVerdict(False, law, ctx.sql)
@@ -482,13 +489,15 @@ class Pipeline:
                 db.budget = WorkBudget(ITEM_BUDGET * self.run.timeout, cancel=cancel)
                 db.results = results if results is not None else ItemResults()
                 try:
+                    db.refresh()  # a kept connection sees a DDL change made since its last item
                     intake, query = take_sql_out(task, db)
-                    ctx = StageContext(task=query, db=db, sql=query.sql, run=self.run, resolve=self.resolve)
-                    if intake is not None:
-                        ctx.traces.append(intake)
-                    run_stages(ctx, self.stages, query.sql, self.gate)
-                    if intake is not None and (ran := ctx.execute())[0] is None:
-                        _keep_raw_answer(intake, ctx, task.sql, ran[1])
+                    with scope_of(db, query):
+                        ctx = StageContext(task=query, db=db, sql=query.sql, run=self.run, resolve=self.resolve)
+                        if intake is not None:
+                            ctx.traces.append(intake)
+                        run_stages(ctx, self.stages, query.sql, self.gate)
+                        if intake is not None and (ran := ctx.execute())[0] is None:
+                            _keep_raw_answer(intake, ctx, task.sql, ran[1])
                 finally:
                     result.executions = db.results.counts()
                     db.budget = db.results = None
@@ -498,6 +507,17 @@ class Pipeline:
         result.stages = ctx.traces
         result.sql = ctx.sql
         return result
+
+
+def scope_of(db: Any, task: Task) -> Any:
+    """The relations an item of a big catalogue sees (:mod:`sqlmend.db.scope`: those its query and its
+    alternatives name, the ones a name they invent may stand for, their neighbours by foreign key), as a
+    context for the item's stages; the whole database (no context) for a catalogue of at most
+    :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations."""
+    if not hasattr(db, "scoped") or not db.large():
+        return nullcontext()
+    texts = [task.sql, *task.alternatives]
+    return db.scoped(db.catalogue_index().relations(texts, getattr(db, "dialect", "sqlite")))
 
 
 def take_sql_out(task: Task, db: Any) -> tuple[StageTrace | None, Task]:

@@ -124,6 +124,9 @@ class Table:
         return next((c for c in self.columns if c.name.lower() == low), None)
 
 
+_TABLE_FIELDS = ("name", "primary_key", "row_count", "schema", "qualified", "kind", "comment")
+
+
 @dataclass
 class Schema:
     tables: list[Table] = field(default_factory=list)
@@ -174,6 +177,39 @@ class Schema:
     def mapping(self) -> dict[str, dict[str, str]]:
         """``{table: {column: type}}``, the form sqlglot's qualifier takes."""
         return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in self.tables}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The schema as compact JSON-able data (:meth:`from_dict` reads it back: a catalogue kept on disk):
+        a table's columns as ``[name, type, primary_key, not_null, comment]`` rows."""
+        return {"dialect": self.dialect, "search_path": list(self.search_path), "tables": [
+            [t.name, t.schema, t.qualified, t.kind, t.comment, t.row_count, list(t.primary_key),
+             [[c.name, c.type, c.primary_key, c.not_null, c.comment] for c in t.columns],
+             [[fk.table, fk.columns, fk.ref_table, fk.ref_columns] for fk in t.foreign_keys]]
+            for t in self.tables]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Schema:
+        """The schema :meth:`to_dict` wrote."""
+        tables = [Table(name=name, schema=schema, qualified=qualified, kind=kind, comment=comment,
+                        row_count=rows, primary_key=pk, columns=[Column(*c) for c in columns],
+                        foreign_keys=[ForeignKey(*fk) for fk in keys])
+                  for name, schema, qualified, kind, comment, rows, pk, columns, keys in data["tables"]]
+        return cls(tables=tables, dialect=data["dialect"], search_path=list(data["search_path"]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The schema as JSON-able data (:meth:`from_dict` reads it back: a catalogue kept on disk)."""
+        return {"dialect": self.dialect, "search_path": list(self.search_path), "tables": [
+            {**{k: v for k, v in vars(t).items() if k in _TABLE_FIELDS},
+             "columns": [dict(vars(c)) for c in t.columns],
+             "foreign_keys": [dict(vars(fk)) for fk in t.foreign_keys]} for t in self.tables]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Schema:
+        """The schema :meth:`to_dict` wrote."""
+        tables = [Table(**{**t, "columns": [Column(**c) for c in t["columns"]],
+                           "foreign_keys": [ForeignKey(**fk) for fk in t["foreign_keys"]]})
+                  for t in data["tables"]]
+        return cls(tables=tables, dialect=data["dialect"], search_path=list(data["search_path"]))
 
 
 @dataclass

@@ -118,14 +118,22 @@ def _key_statements(table: TableCopy, dialect: str = "postgres") -> list[str]:
     return out
 
 
-def load_postgres(sqlite_path: Path, admin_url: str, reader: str) -> int:
+def load_postgres(sqlite_path: Path, admin_url: str, reader: str, schema: str | None = None) -> int:
     """Copy a SQLite file into the (empty) PostgreSQL database of ``admin_url``; grant reads to ``reader``.
+
+    Args:
+        schema: the schema to copy it into, created (default ``public``): several files loaded so into
+            one database make a warehouse (``sqlmend bench warehouse``).
 
     Returns:
         The number of tables copied.
     """
     tables = read_sqlite(sqlite_path)
+    target = schema or "public"
     with psycopg.connect(admin_url, autocommit=True) as conn:
+        if schema:
+            conn.execute(f"CREATE SCHEMA {quote_ident(schema)}")
+            conn.execute(f"SET search_path TO {quote_ident(schema)}")
         for table in tables:
             conn.execute(_create(table, _PG_TYPES))
             cols = ", ".join(quote_ident(c) for c in table.columns)
@@ -137,13 +145,16 @@ def load_postgres(sqlite_path: Path, admin_url: str, reader: str) -> int:
                 conn.execute(statement)
             except psycopg.Error:
                 pass
-        conn.execute(f"GRANT USAGE ON SCHEMA public TO {reader}")
-        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}")
+        conn.execute(f"GRANT USAGE ON SCHEMA {quote_ident(target)} TO {reader}")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {quote_ident(target)} TO {reader}")
     return len(tables)
 
 
-def load_duckdb(sqlite_path: Path, target: Path) -> int:
-    """Copy a SQLite file into a new DuckDB file.
+def load_duckdb(sqlite_path: Path, target: Path, schema: str | None = None) -> int:
+    """Copy a SQLite file into a DuckDB file (new, or one more schema of it).
+
+    Args:
+        schema: the schema to copy it into, created (default ``main``).
 
     Returns:
         The number of tables copied.
@@ -153,6 +164,9 @@ def load_duckdb(sqlite_path: Path, target: Path) -> int:
     tables = read_sqlite(sqlite_path)
     conn = duckdb.connect(str(target))
     try:
+        if schema:
+            conn.execute(f"CREATE SCHEMA {quote_ident(schema)}")
+            conn.execute(f"SET schema = {quote_ident(schema)}")
         for table in tables:
             for keys in (True, False):  # with its keys when the data satisfies them
                 try:

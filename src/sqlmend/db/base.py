@@ -12,13 +12,16 @@ value index and profiles are built on them here, once for all engines.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +31,11 @@ from sqlmend.db.results import sql_key
 from sqlmend.sql.functions import refusal
 from sqlmend.sql.safety import check_read_only, check_read_only_tree
 from sqlmend.sql.size import join_width, text_join_width
-from sqlmend.types import ColumnProfile, ExecResult, Schema
+from sqlmend.types import ColumnProfile, ExecResult, Schema, Table
 
 if TYPE_CHECKING:
     from sqlmend.db.results import ItemResults
+    from sqlmend.db.scope import CatalogueIndex
     from sqlmend.db.values import ValueIndex
 
 #: Default time limit of a query, in seconds.
@@ -398,6 +402,52 @@ def file_cache_key(engine: str, path: Path) -> str:
     return f"{engine}:{path}:{st.st_mtime_ns}:{st.st_size}"
 
 
+@dataclass
+class Scope:
+    """The relations the running item sees (:meth:`Database.scoped`): their schema, and their value index
+    once asked for."""
+
+    schema: Schema
+    values: Any = None
+
+
+#: Bump when the catalogue file's layout changes.
+CATALOGUE_VERSION = 2
+
+
+def _catalogue_file(key: str) -> Path:
+    from sqlmend.paths import cache_dir
+
+    digest = hashlib.sha256(f"{CATALOGUE_VERSION}|{key}".encode()).hexdigest()[:32]
+    return cache_dir("catalogue") / f"{digest}.json"
+
+
+def _stored_catalogue(key: str | None) -> Schema | None:
+    """A catalogue kept on disk under ``key`` (None: none, or a damaged file, which is read again)."""
+    if key is None:
+        return None
+    try:
+        data = json.loads(_catalogue_file(key).read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        return Schema.from_dict(data["schema"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _store_catalogue(key: str | None, schema: Schema) -> None:
+    """Keep a catalogue on disk under ``key`` (atomically; a disk that refuses keeps nothing)."""
+    if key is None:
+        return
+    path = _catalogue_file(key)
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(json.dumps({"key": key, "schema": schema.to_dict()}, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
 class Database(ABC):
     """A read-only connection to one database.
 
@@ -433,6 +483,8 @@ class Database(ABC):
         self._schema: Schema | None = None
         self._values: ValueIndex | None = None
         self._profiles: dict[tuple[str, str], ColumnProfile] = {}
+        self._keys: tuple[str | None, str | None] | None = None  # (catalogue_key, cache_key) read with the schema
+        self._scope: Scope | None = None  # the running item's relations (:meth:`scoped`)
 
     # --- engine hooks ----------------------------------------------------
 
@@ -450,6 +502,14 @@ class Database(ABC):
     @abstractmethod
     def cache_key(self) -> str | None:
         """A string that changes when the database content may have changed, or None (no disk cache)."""
+
+    def keys(self) -> tuple[str | None, str | None]:
+        """``(catalogue_key, cache_key)``: what names the catalogue's version (a DDL change, a schema
+        dropped, a column renamed give a new one) and what names the content's (any write too). An engine
+        whose writes do not show in its catalogue key (PostgreSQL) tells them apart, in one round trip; a
+        file's stamp is both."""
+        key = self.cache_key()
+        return key, key
 
     def quote(self, name: str) -> str:
         """Quote a table or column name for this database (:func:`quote_ident` in its dialect)."""
@@ -666,37 +726,129 @@ class Database(ABC):
         return self._run(sql, timeout, max_rows)[1]
 
     def schema(self) -> Schema:
-        """Return the schema: tables, columns, declared types, keys and row counts (computed once
-        per file version in this process; shared by its connections, so treat it as read-only).
+        """Return the schema the running item sees: its scope's relations (:meth:`scoped`, a catalogue
+        above :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations), else the whole :meth:`catalogue`.
+        Shared by the process's connections: treat it as read-only.
 
         Returns:
             A :class:`sqlmend.types.Schema` in this database's dialect.
         """
+        scope = self._scope
+        return scope.schema if scope is not None else self.catalogue()
+
+    def catalogue(self) -> Schema:
+        """Return the whole catalogue: every relation the login may read with its columns, declared types,
+        keys and comments, read in a bounded number of queries and kept in this process by its version
+        (:meth:`keys`; a catalogue above :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations on disk too).
+        Row counts come with a catalogue of at most that many relations; a bigger one counts a relation's
+        rows when an item's scope first reads it (:meth:`scoped`).
+        """
+        from sqlmend.db.scope import SCOPE_ABOVE
+
         if self._schema is None:
-            key = self.cache_key()
-            schema = LOADED.get("schema", key)
+            keys = self.keys()
+            schema = LOADED.get("schema", keys[1]) or LOADED.get("catalogue", keys[0])
             if schema is None:
                 with aside(self):
-                    schema = self._read_schema()
-                LOADED.put("schema", key, schema)
-            self._schema = schema
+                    schema = _stored_catalogue(keys[0])
+                    if schema is None:
+                        schema = self._introspect()
+                        schema.dialect = self.dialect
+                        if len(schema.tables) > SCOPE_ABOVE:
+                            _store_catalogue(keys[0], schema)
+                    if len(schema.tables) <= SCOPE_ABOVE:
+                        self._count_rows(schema.tables)
+                if len(schema.tables) <= SCOPE_ABOVE:
+                    LOADED.put("schema", keys[1], schema)
+                else:
+                    LOADED.put("catalogue", keys[0], schema)
+            self._schema, self._keys = schema, keys
         return self._schema
 
-    def _read_schema(self) -> Schema:
-        """Introspect the schema and count each table's rows."""
+    def large(self) -> bool:
+        """Whether the catalogue is read by scope (more than :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations)."""
+        from sqlmend.db.scope import SCOPE_ABOVE
+
+        return len(self.catalogue().tables) > SCOPE_ABOVE
+
+    def refresh(self) -> bool:
+        """Read the catalogue and values again at their next use if the database changed since they were
+        read (its :meth:`keys`): a connection kept across items (a service's) sees a table added, a column
+        renamed or a schema dropped at the next item. One stat of a file, one round trip to a server.
+
+        Returns:
+            Whether something was dropped to be read again.
+        """
+        if self._keys is None:
+            return False
+        keys = self.keys()
+        if keys == self._keys:
+            return False
+        self._schema = self._values = self._keys = None
+        self._profiles.clear()
+        return True
+
+    def catalogue_index(self) -> CatalogueIndex:
+        """The catalogue's names and foreign-key links (:class:`sqlmend.db.scope.CatalogueIndex`), built once
+        per catalogue version in this process."""
+        from sqlmend.db.scope import CatalogueIndex
+
+        catalogue = self.catalogue()
+        key = self._keys[0] if self._keys else None
+        index = LOADED.get("names", key)
+        if index is None or index.catalogue is not catalogue:
+            index = CatalogueIndex(catalogue)
+            LOADED.put("names", key, index)
+        return index
+
+    @contextmanager
+    def scoped(self, relations: list[str]) -> Iterator[Scope]:
+        """Let the running item see only ``relations`` (keys of the catalogue): :meth:`schema` is theirs,
+        with their row counts, and :meth:`value_index` holds their columns alone, each relation read once
+        per database version in this process and kept on disk (:meth:`ValueIndex.for_tables`). Used by the
+        pipeline for a catalogue above :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations
+        (:meth:`sqlmend.db.scope.CatalogueIndex.relations`).
+        """
+        catalogue = self.catalogue()
+        tables = [t for t in (catalogue.table(k) for k in relations) if t is not None]
+        counted = self._counted(tables)
+        schema = Schema(tables=counted, dialect=catalogue.dialect, search_path=list(catalogue.search_path))
+        scope, saved = Scope(schema=schema), self._values
+        self._scope, self._values = scope, None
+        try:
+            yield scope
+        finally:
+            self._scope, self._values = None, saved
+
+    def _counted(self, tables: list[Table]) -> list[Table]:
+        """Copies of ``tables`` with their row counts, each counted once per database version in this process."""
+        key = self._keys[1] if self._keys else None
+        out: list[Table | None] = [LOADED.get("relation", f"{key}|{t.name}") if key else None for t in tables]
+        missing = [replace(t) for t, got in zip(tables, out) if got is None]
+        if missing:
+            with aside(self):
+                self._count_rows(missing)
+            made = iter(missing)
+            out = [got if got is not None else next(made) for got in out]
+            for t in missing:
+                if key:
+                    LOADED.put("relation", f"{key}|{t.name}", t)
+        return [t for t in out if t is not None]
+
+    def _count_rows(self, tables: list[Table]) -> None:
+        """Set each table's ``row_count`` (in place): stored tables a hundred to a query where a query costs a
+        round trip; a view by its query, None when it fails or is slow."""
         from sqlmend.db.schema import relation_sql
 
-        schema = self._introspect()
-        schema.dialect = self.dialect
         step = COUNTS_A_QUERY if self.round_trips else 1
-        stored = [t for t in schema.tables if t.kind == "table"]
+        stored = [t for t in tables if t.kind == "table"]
         for i in range(0, len(stored), step):
-            tables = stored[i:i + step]
+            chunk = stored[i:i + step]
             counts = self._query("SELECT " + ", ".join(f"(SELECT COUNT(*) FROM {relation_sql(t, self.quote)})"
-                                                       for t in tables))[0]
-            for table, count in zip(tables, counts):
+                                                       for t in chunk))[0]
+            for table, count in zip(chunk, counts):
                 table.row_count = int(count)
-        for table in schema.tables:
+        for table in tables:
             if table.kind == "table":
                 continue
             try:  # a view runs its query: one that fails or is slow has no count
@@ -704,11 +856,11 @@ class Database(ABC):
                 table.row_count = int(count[0][0])
             except DatabaseError:
                 table.row_count = None
-        return schema
 
     def value_index(self, rebuild: bool = False) -> ValueIndex:
         """Return the value index of this database: from memory (once loaded in this process),
-        else from the disk cache, else built once.
+        else from the disk cache, else built once. Within a scope (:meth:`scoped`), the index of its
+        relations alone.
 
         Args:
             rebuild: ignore the disk cache and build again.
@@ -718,6 +870,21 @@ class Database(ABC):
         """
         from sqlmend.db.values import ValueIndex
 
+        scope = self._scope
+        if scope is not None:
+            if scope.values is None or rebuild:
+                with aside(self):
+                    scope.values = ValueIndex.for_tables(self, scope.schema.tables, rebuild=rebuild)
+                self._values = None
+            if self._values is None:
+                self._values = scope.values.bind(self)
+            return self._values
+        if self.large():  # outside an item: every relation, each read (and kept) as a scope reads it
+            if self._values is None or rebuild:
+                with aside(self):
+                    index = ValueIndex.for_tables(self, self._counted(self.catalogue().tables), rebuild=rebuild)
+                self._values = index.bind(self)
+            return self._values
         if self._values is None or rebuild:
             index = None if rebuild else LOADED.get("values", _disk_stamp(self))
             if index is None:

@@ -184,22 +184,33 @@ class PostgresDatabase(Database):
                                self._query(_RELATIONS.format(relkinds=_RELKINDS, schemas=schemas)))
 
     def cache_key(self) -> str | None:
-        """The database's identity and a stamp of its writes: the server's address and database (its
-        oid), and the rows inserted, updated and deleted in its tables so far (``pg_stat_user_tables``),
-        so that a written table gives a new key (None when the server does not say); and what decides
-        which relations are read and how they are named: the login, its search path, the schema filter."""
+        """The database's identity and a stamp of its writes and its DDL (:meth:`keys`' second)."""
+        return self.keys()[1]
+
+    def keys(self) -> tuple[str | None, str | None]:
+        """``(catalogue_key, cache_key)`` in one round trip (None, None when the server does not say).
+
+        The catalogue key: the server's address and database (its oid); what decides which relations are
+        read and how they are named (the login, its search path, the schema filter); and a stamp of the
+        catalogue's DDL: the rows of ``pg_namespace``, ``pg_class``, ``pg_attribute``, ``pg_constraint`` and
+        ``pg_description`` and their newest transaction (a table added, a column renamed, a schema dropped,
+        a comment changed each write one of them). The cache key adds the rows inserted, updated and deleted
+        in its tables so far (``pg_stat_user_tables``), so that a written table gives a new one."""
+        stamp = " || ':' || ".join(
+            f"(SELECT count(*) || '.' || coalesce(max(xmin::text::bigint), 0) FROM pg_catalog.{c})"
+            for c in ("pg_namespace", "pg_class", "pg_attribute", "pg_constraint", "pg_description"))
         try:
-            (oid, writes, tables, login, path), = self._query(
+            (oid, writes, login, path, ddl), = self._query(
                 "SELECT (SELECT oid FROM pg_database WHERE datname = current_database()), "
-                "coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0), count(*), current_user, "
-                "array_to_string(current_schemas(false), ',') FROM pg_stat_user_tables",
-                timeout=5.0)
+                "(SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables), "
+                f"current_user, array_to_string(current_schemas(false), ','), {stamp}", timeout=5.0)
         except DatabaseError:
-            return None
+            return None, None
         info = self._conn.info if self._conn is not None else None
         where = f"{info.host}:{info.port}/{info.dbname}" if info is not None else self.target
         filtered = f":schemas={','.join(self.schemas)}" if self.schemas else ""
-        return f"postgres:{where}:{oid}:{writes}:{tables}:{login}:{path}{filtered}"
+        catalogue = f"postgres:{where}:{oid}:{login}:{path}{filtered}:{ddl}"
+        return catalogue, f"{catalogue}:{writes}"
 
     def column_sample(self, table: str, column: str, rows: int, timeout: float = 30.0) -> list:
         """The server's statistics of a big column (``pg_stats``: its most common values, then its

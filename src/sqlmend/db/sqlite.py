@@ -222,13 +222,21 @@ class SqliteDatabase(Database):
             return ReadOnlyViolation(f"SQLite refused: {message}")
         return QueryError(f"SQLite: {message}", engine_message=message)
 
+    def _catalogue(self, sql: str) -> list[tuple]:
+        """Rows of one of sqlmend's own catalogue reads (a pragma of a few rows), without the result fetch's
+        caps: a schema of ten thousand tables is read in twenty thousand of them."""
+        try:
+            return self._conn.execute(sql).fetchall()
+        except sqlite3.Error as e:
+            raise self._translate(e, 0.0) from e
+
     def _introspect(self) -> Schema:
         rows = self._query(
             "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
             "ESCAPE '\\' ORDER BY rowid")
         tables = []
         for name, kind in rows:
-            info = self._query(f"PRAGMA table_info({quote_ident(name)})")
+            info = self._catalogue(f"PRAGMA table_info({quote_ident(name)})")
             columns = [Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]), not_null=bool(r[3]))
                        for r in info]
             pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
@@ -241,7 +249,7 @@ class SqliteDatabase(Database):
 
     def _foreign_keys(self, table: str, schema: Schema) -> list[ForeignKey]:
         groups: dict[int, list[tuple]] = defaultdict(list)
-        for row in self._query(f"PRAGMA foreign_key_list({quote_ident(table)})"):
+        for row in self._catalogue(f"PRAGMA foreign_key_list({quote_ident(table)})"):
             groups[row[0]].append(row)
         keys = []
         for rows in groups.values():

@@ -217,6 +217,76 @@ class _LooseValues:
         return found[:limit]
 
 
+class _Part:
+    """What an index holds of some relations: the text values of each column, the partial ones, those that
+    hold other values too, and the big tables' samples (:meth:`ValueIndex.build`, :meth:`ValueIndex.for_tables`)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[tuple[str, str], list[str]] = {}
+        self.partial: set[tuple[str, str]] = set()
+        self.other: set[tuple[str, str]] = set()
+        self.lazy: dict[tuple[str, str], list[Any]] = {}
+
+    def read(self, db: Database, table: Any, max_distinct: int, timeout: float,
+             read: dict[tuple[str, str], list[tuple]]) -> None:
+        """Add one relation's columns: a big table's samples (its columns read on first use), else each
+        column's distinct values (from ``read`` when a batch read them). A column whose read fails or times
+        out is left out (its values are unknown, not empty)."""
+        big = (table.row_count or 0) > LAZY_ROWS
+        for column in table.columns:
+            if big:  # numbers need no sample: searches look for text
+                self.lazy[(table.name, column.name)] = ([] if _NUMERIC_TYPE.search(column.type or "")
+                                                        else _sample(db, table.name, column.name, timeout))
+                continue
+            rows = read.get((table.name, column.name))
+            if rows is None:
+                try:
+                    rows = _distinct(db, table.name, column.name, max_distinct, timeout)
+                except (QueryError, QueryTimeout):
+                    continue
+            values = [r[0] for r in rows if isinstance(r[0], str)]
+            if len(values) < len(rows):
+                self.other.add((table.name, column.name))
+            if len(rows) > max_distinct:
+                self.partial.add((table.name, column.name))
+                values = values[:max_distinct]
+            if values:
+                self.columns[(table.name, column.name)] = values
+
+    def merge(self, other: _Part) -> None:
+        self.columns.update(other.columns)
+        self.partial |= other.partial
+        self.other |= other.other
+        self.lazy.update(other.lazy)
+
+    def save(self, path: Path) -> None:
+        try:
+            _write_json(path, {"version": INDEX_VERSION,
+                               "columns": [[t, c, v, (t, c) in self.partial, (t, c) in self.other]
+                                           for (t, c), v in self.columns.items()],
+                               "lazy": [[t, c, _jsonable(v)] for (t, c), v in self.lazy.items()]})
+        except OSError:
+            pass  # a disk that refuses keeps nothing: the relation is read again next time
+
+    @classmethod
+    def load(cls, path: Path) -> _Part | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("version") != INDEX_VERSION:
+                return None
+            part = cls()
+            for t, c, values, partial, other in data["columns"]:
+                part.columns[(t, c)] = values
+                if partial:
+                    part.partial.add((t, c))
+                if other:
+                    part.other.add((t, c))
+            part.lazy = {(t, c): sample for t, c, sample in data["lazy"]}
+            return part
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
 class ValueIndex:
     """The distinct text values of every column of one database.
 
@@ -291,35 +361,50 @@ class ValueIndex:
             The index.
         """
         start = time.perf_counter()
-        columns: dict[tuple[str, str], list[str]] = {}
-        partial: set[tuple[str, str]] = set()
-        other: set[tuple[str, str]] = set()
-        lazy: dict[tuple[str, str], list[Any]] = {}
-        small = [(t.name, c.name) for t in db.schema().tables if (t.row_count or 0) <= LAZY_ROWS for c in t.columns]
+        tables = db.schema().tables
+        small = [(t.name, c.name) for t in tables if (t.row_count or 0) <= LAZY_ROWS for c in t.columns]
         read = _distinct_many(db, small, max_distinct, timeout) if db.round_trips else {}
-        for table in db.schema().tables:
-            big = (table.row_count or 0) > LAZY_ROWS
-            for column in table.columns:
-                if big:  # numbers need no sample: searches look for text
-                    lazy[(table.name, column.name)] = ([] if _NUMERIC_TYPE.search(column.type or "")
-                                                       else _sample(db, table.name, column.name, timeout))
-                    continue
-                rows = read.get((table.name, column.name))
-                if rows is None:
-                    try:
-                        rows = _distinct(db, table.name, column.name, max_distinct, timeout)
-                    except (QueryError, QueryTimeout):
-                        continue
-                values = [r[0] for r in rows if isinstance(r[0], str)]
-                if len(values) < len(rows):
-                    other.add((table.name, column.name))
-                if len(rows) > max_distinct:
-                    partial.add((table.name, column.name))
-                    values = values[:max_distinct]
-                if values:
-                    columns[(table.name, column.name)] = values
-        return cls(columns, partial, build_seconds=time.perf_counter() - start, lazy=lazy, other=other,
-                   key=db.cache_key())
+        part = _Part()
+        for table in tables:
+            part.read(db, table, max_distinct, timeout, read)
+        return cls(part.columns, part.partial, build_seconds=time.perf_counter() - start, lazy=part.lazy,
+                   other=part.other, key=db.cache_key())
+
+    @classmethod
+    def for_tables(cls, db: Database, tables: list[Any], rebuild: bool = False) -> ValueIndex:
+        """The index of ``tables`` alone (an item's scope in a big catalogue: ``Database.scoped``): each
+        relation's values read as :meth:`build` reads them, once per database version in this process and
+        kept on disk beside the index's files (:func:`relation_file`), so that the cost follows the
+        relations an item reads, not the catalogue.
+
+        Args:
+            db: an open database.
+            tables: the relations (with their row counts).
+            rebuild: read each relation again.
+        """
+        from sqlmend.db.base import LOADED
+
+        start = time.perf_counter()
+        key = db.cache_key()
+        whole = _Part()
+        for table in tables:
+            name = f"{key}|{table.name}" if key else None
+            part = None if rebuild or name is None else LOADED.get("relvalues", name)
+            if part is None:
+                path = relation_file(key, table.name) if key else None
+                part = None if rebuild or path is None else _Part.load(path)
+                if part is None:
+                    part = _Part()
+                    cols = [(table.name, c.name) for c in table.columns]
+                    read = _distinct_many(db, cols, MAX_DISTINCT, 60.0) \
+                        if db.round_trips and (table.row_count or 0) <= LAZY_ROWS else {}
+                    part.read(db, table, MAX_DISTINCT, 60.0, read)
+                    if path is not None:
+                        part.save(path)
+                LOADED.put("relvalues", name, part)
+            whole.merge(part)
+        return cls(whole.columns, whole.partial, build_seconds=time.perf_counter() - start, lazy=whole.lazy,
+                   other=whole.other, key=key)
 
     @classmethod
     def for_database(cls, db: Database, rebuild: bool = False) -> ValueIndex:
@@ -671,6 +756,15 @@ def column_file(key: str, table: str, column: str) -> Path:
     digest = hashlib.sha256(f"{INDEX_VERSION}|{key}".encode()).hexdigest()[:32]
     name = hashlib.sha256(f"{table}\0{column}".encode()).hexdigest()[:24]
     folder = cache_dir("values") / f"{digest}.columns"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.json"
+
+
+def relation_file(key: str, table: str) -> Path:
+    """The file of one relation's values in an index read by scope (:meth:`ValueIndex.for_tables`)."""
+    digest = hashlib.sha256(f"{INDEX_VERSION}|{key}".encode()).hexdigest()[:32]
+    name = hashlib.sha256(table.encode()).hexdigest()[:24]
+    folder = cache_dir("values") / f"{digest}.relations"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{name}.json"
 

@@ -91,7 +91,8 @@ class RuleContext:
             tree, spans = self.analysis.tree if failed else None, {}
             if failed and tree is None:  # a table written as a keyword: FROM like AS T1
                 tree, spans = keyword_tree(self.sql, self.dialect)
-            self.memo["names"] = (name_plan(tree, self.schema, self.values, self.dialect, self.sql, spans=spans)
+            self.memo["names"] = (name_plan(tree, self.schema, self.values, self.dialect, self.sql, spans=spans,
+                                            question=self.question)
                                   if tree is not None else NamePlan())
         return self.memo["names"]
 

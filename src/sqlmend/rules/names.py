@@ -94,9 +94,43 @@ class NameRepair:
 
 
 @dataclass
+class SchemaChoice:
+    """One schema a query's unknown tables may all be read from (a catalogue of several schemas: see the
+    module doc, "by the whole query"), with the evidence for it."""
+
+    schema: str
+    assignment: dict[str, names.NameMatch]  # NameRepair.key -> the table of this schema it reads
+    misses: int  # the query's columns that its tables, so read, do not have (or hold twice)
+    stored: int  # compared literals that a column of these tables stores
+    rank: tuple[tuple[int, int], ...]  # the names' match ranks, in the order of the query's unknown tables
+    words: int  # the question's words that the query does not write and the schema's name does
+
+    @property
+    def fits(self) -> bool:
+        """Whether every column of the query is found, once, in its tables so read."""
+        return self.misses == 0
+
+    def key(self) -> tuple:
+        """Best first: fits, stores the query's literals, matches the names closer, the question's words
+        name the schema."""
+        return (self.misses, -self.stored, self.rank, -self.words)
+
+    def describe(self) -> str:
+        """``poker_player (fits; stores 1 literal; 2 question words)``."""
+        how = "fits" if self.fits else f"{self.misses} column(s) not found"
+        return (f"{self.schema} ({how}; stores {self.stored} literal(s); {self.words} question word(s): "
+                f"{', '.join(m.name for m in self.assignment.values())})")
+
+
+@dataclass
 class NamePlan:
     """Every name of a query that the schema does not have (see the module doc)."""
 
+    #: A catalogue of several schemas: the schemas the unknown tables may all be read from, best first
+    #: (:class:`SchemaChoice`); ``schema_tied`` when the best is not ahead of the next on the evidence.
+    schema_choices: list[SchemaChoice] = field(default_factory=list)
+    schema_tied: bool = False
+    by_schema: bool = False  # the unknown tables were chosen by schema (the search offers schema_choices alone)
     tables: list[NameRepair] = field(default_factory=list)
     columns: list[NameRepair] = field(default_factory=list)
     table_fixes: list[dict] = field(default_factory=list)  # renames and requalified columns
@@ -184,7 +218,7 @@ def keyword_tree(text: str, dialect: str = "sqlite") -> tuple[Any, dict[int, tup
 
 def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
          original: str | None = None, choose: dict[str, names.NameMatch] | None = None,
-         spans: dict[int, tuple[int, int, str]] | None = None) -> NamePlan:
+         spans: dict[int, tuple[int, int, str]] | None = None, question: str = "") -> NamePlan:
     """The names of ``tree`` that ``schema`` does not have, matched and (where proven) fixed.
 
     Args:
@@ -197,6 +231,7 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
             repair search's candidates of a name that several schema names match as closely.
         spans: for a tree of :func:`keyword_tree`, its quoted keywords: they are renamed in the text
             (``replace_span``), the rest of the fixes on the tree that text then parses to.
+        question: the question (its words rank the schemas a catalogue of several offers).
 
     Returns:
         The :class:`NamePlan` (empty when every name exists).
@@ -230,6 +265,9 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
             if repair.chosen is not None:
                 renamed[key] = repair.chosen.name
         repair.paths.append(node_path(t))
+    if out.tables and len({(x.schema or "").lower() for x in schema.tables}) > 1:
+        _by_schema(out, tree, work, table_nodes, schema, known, mapping, values, question, choose or {})
+        renamed = {r.written.lower(): r.chosen.name for r in out.tables if r.chosen is not None}
     for t in table_nodes:
         new = renamed.get(t.name.lower())
         if new is None:
@@ -263,7 +301,10 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
     # --- columns -------------------------------------------------------------------------------
     resolver = Resolver(work, schema)
     everywhere: dict[str, set[str]] = {}  # column name (lower) -> the tables that have it
+    schemas = _query_schemas(work, schema, known, mapping)
     for t in schema.tables:
+        if schemas and (t.schema or "").lower() not in schemas:
+            continue  # a table of a schema the query does not read is no evidence of a missing join
         for c in t.columns:
             everywhere.setdefault(c.name.lower(), set()).add(f"{t.name}.{c.name}")
     renames: dict[str, tuple[str, str | None]] = {}  # column path -> (name, qualifier)
@@ -335,3 +376,111 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
             out.table_fixes.append(fix)
             out.fixes_of.setdefault(id(requalified[path][1]), []).append(fix)
     return out
+
+
+# --- a catalogue of several schemas: the unknown tables resolved by the whole query ---------------------
+
+
+#: Words of a question that name nothing (a schema named ``cre_docs_and_expenses`` is not named by "and").
+_STOP = frozenset("""the and for with from that this what which who whom whose how many much are was were has have
+had does did not all any each every its their there than then them they his her our your you can list show give
+find return tell number count name names""".split())
+
+
+def _query_schemas(tree: Any, schema: Any, known: dict[str, Any], mapping: Any) -> set[str]:
+    """The schemas a query reads (lower case): those of the tables it names that the schema has, and those
+    it writes as a qualifier; empty for a catalogue of one schema."""
+    if len({(x.schema or "").lower() for x in schema.tables}) <= 1:
+        return set()
+    found: set[str] = set()
+    for t in tree.find_all(ast.Table):
+        table = known.get(table_key(t, mapping).lower())
+        if table is not None and table.schema:
+            found.add(table.schema.lower())
+    return found
+
+
+def _by_schema(out: NamePlan, tree: Any, work: Any, nodes: list[Any], schema: Any, known: dict[str, Any],
+               mapping: Any, values: Any, question: str, choose: dict[str, names.NameMatch]) -> None:
+    """Choose the unknown tables of a query on a catalogue of several schemas by the whole query.
+
+    The same name lives in several schemas (``people`` in every department's): each repair's matches are
+    grouped by schema, and a schema is a choice when every unknown table has one best match in it and
+    the query, its tables so read, joins no schema it does not name (the schemas of the tables it names
+    that exist, :func:`_query_schemas`, and the qualifiers it writes). Each choice is read against the
+    query (:class:`SchemaChoice`): its columns found once each, the literals its columns store, the
+    names' ranks, the question's words. A table is proven (strict, TB01's fix) only where exactly one
+    schema fits; else the choices are the search's, best first, none when the best two tie
+    (``out.schema_tied``: the query is kept, the choices in the trace)."""
+    reads = _query_schemas(work, schema, known, mapping)
+    written = {t.db.lower() for t in nodes if t.db}
+    catalogue_schemas = {(x.schema or "").lower() for x in schema.tables}
+    named = {q for q in written if q in catalogue_schemas}
+    allowed = reads | named
+    by_key = {r.key: r for r in out.tables}
+    if len(named) > 1 or any(k in choose for k in by_key):
+        return  # the query names several schemas itself, or the caller chose: the names alone decide
+    out.by_schema = True
+    holders: dict[str, str] = {}
+    for r in out.tables:
+        for m in r.matches:
+            holders[m.name.lower()] = (known[m.name.lower()].schema or "").lower()
+    candidates = sorted({h for h in holders.values()} - {""})
+    # the question's words the query does not write: those that may name the schema (its domain)
+    written_words = {names.singular(w) for n in tree.find_all(ast.Table, ast.Column) if n.name
+                     for w in names.words(n.name)}
+    q = {names.singular(w) for w in names.words(question) if len(w) > 2 and w not in _STOP} - written_words
+    choices: list[SchemaChoice] = []
+    for s in candidates:
+        if allowed and s not in allowed:
+            continue  # a join across a schema the query does not name
+        assignment: dict[str, names.NameMatch] = {}
+        for r in out.tables:
+            here = [m for m in r.matches if holders[m.name.lower()] == s]
+            if not here or (len(here) > 1 and here[1].rank == here[0].rank):
+                break  # no table of that name in s, or two as close
+            assignment[r.key] = here[0]
+        else:
+            choices.append(_read_choice(s, assignment, tree, schema, known, mapping, values, q))
+    choices.sort(key=lambda c: (c.key(), c.schema))
+    out.schema_choices = choices
+    fitting = [c for c in choices if c.fits]
+    out.schema_tied = len(choices) > 1 and choices[0].key() == choices[1].key()
+    for r in out.tables:
+        r.chosen, r.reason = None, ""
+        r.matches = [c.assignment[r.key] for c in choices] or r.matches
+        if len(fitting) == 1 and fitting[0].assignment[r.key].proof:
+            r.chosen = fitting[0].assignment[r.key]
+            r.reason = r.chosen.reason if len(choices) == 1 else f"{r.chosen.reason}; the one schema that fits"
+
+
+def _read_choice(s: str, assignment: dict[str, names.NameMatch], tree: Any, schema: Any, known: dict[str, Any],
+                 mapping: Any, values: Any, q: set[str]) -> SchemaChoice:
+    """One schema's choice read against the whole query (see :class:`SchemaChoice`)."""
+    work = tree.copy()
+    renames = {key: known[m.name.lower()] for key, m in assignment.items()}
+    aliases = {t.alias.lower() for t in work.find_all(ast.Table) if t.alias}
+    for t in list(work.find_all(ast.Table)):
+        target = renames.get(t.name.lower()) if t.name else None
+        if target is None or not isinstance(t.this, ast.Identifier) or table_key(t, mapping).lower() in known:
+            continue
+        t.set("this", ast.to_identifier(target.relname, quoted=names.needs_quotes(target.relname)))
+        t.set("db", ast.to_identifier(target.schema) if target.qualified else None)
+    for col in work.find_all(ast.Column):
+        qual = col.table.lower() if col.table else ""
+        if qual in renames and qual not in aliases:
+            col.set("table", ast.to_identifier(renames[qual].relname))
+    resolver = Resolver(work, schema)
+    misses = stored = 0
+    chosen = {t.name.lower() for t in renames.values()}
+    for col in work.find_all(ast.Column):
+        if isinstance(col.this, ast.Star) or not col.name:
+            continue
+        b = resolver.resolve(col)
+        bare = b.status == "alias" and col.name.lower() not in b.scope.output_names(aliases_only=True)
+        if bare or b.status in ("unknown", "ambiguous", "unknown_qualifier", "unknown_table"):
+            misses += 1  # (a bare column of the SELECT list names itself, not an alias)
+        elif values is not None and b.table and b.table.lower() in chosen:
+            stored += sum(_stores(values, b.table, col.name, lit) for lit in _literals(col))
+    words = len({names.singular(w) for w in names.words(s)} & q)
+    return SchemaChoice(s, assignment, misses, stored, tuple(m.rank for m in assignment.values()), words)

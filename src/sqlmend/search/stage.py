@@ -28,7 +28,7 @@ from pydantic import Field
 
 from sqlmend import sql
 from sqlmend.errors import SqlError
-from sqlmend.guard import SecondLaw
+from sqlmend.guard import SecondLaw, joined_schemas
 from sqlmend.search.adaptation import Adaptation, load as load_adaptation, observation as adapted_observation
 from sqlmend.search.engine import Executed, SearchResult, SearchSettings, result_key
 from sqlmend.search.generators import SearchInput
@@ -199,7 +199,9 @@ class SearchStage(StageBase):
             flags.append(f"verifier score {orig.score:.3f} < {below:g}")
         failed = orig.result is None and refused_by_engine(orig.error)  # never a right answer
         # the second law: a candidate of a failing original that answers another question is no repair
-        admit = SecondLaw(ctx.db, orig.sql, ctx.task.question).check if failed else None
+        admit = SecondLaw(ctx.db, orig.sql, ctx.task.question).check if failed else \
+            (lambda candidate: joined_schemas(ctx.db, orig.sql, candidate)) if len(ctx.db.schema().schemas) > 1 \
+            else None  # and no candidate joins a schema the query does not name
         found, ranked = query.search(ctx.db, ctx.findings, s.search_settings(), admit=admit)
         offered = self._offered(ctx, query, orig, found.candidates, admit)
         if offered:  # other answers to the question, scored beside the search's own candidates
@@ -213,8 +215,9 @@ class SearchStage(StageBase):
         if found.held:
             trace.detail["second_law"] = {"held": found.held, "first": found.held_back}
         if not cands:
+            schemas = " or joins a schema it does not name" if len(ctx.db.schema().schemas) > 1 else ""
             held = (f"; {found.held} held back: each drops part of the query or adds a table it does not ask "
-                    "for (second law)") if found.held else ""
+                    f"for{schemas} (second law)") if found.held else ""
             trace.note = f"{found.executed} candidate(s) executed, none with a new result{held}"
             return self._done(trace, start), found
         orig.score = query.original_score

@@ -54,6 +54,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
@@ -246,3 +247,72 @@ def keyword_tables(text: str, dialect: str = "sqlite") -> list[tuple[int, int, s
                 and tok.token_type not in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.L_PAREN):
             out.append((tok.start, tok.end + 1, tok.text))
     return out
+
+
+def _index_keys(ws: list[str], name: str) -> list[str]:
+    """The keys a name (its words ``ws``) is found by in a :class:`NameIndex`: its case-folded self, its
+    words joined, its singular words joined, and each proper tail of those (a name with leading words the
+    query dropped)."""
+    if not ws:
+        return [f"c:{name.casefold()}"]
+    single = [singular(w) for w in ws]
+    keys = [f"c:{name.casefold()}", f"j:{''.join(ws)}", f"p:{''.join(single)}"]
+    keys += [f"t:{''.join(single[i:])}" for i in range(1, len(single))]
+    return keys
+
+
+class NameIndex:
+    """The names of a big schema (thousands of tables), indexed so that :func:`match` reads a handful of
+    candidates instead of every name: a name the schema does not have finds the names that are the same
+    under case, separators or plural (its own part, ``hr.employees``'s ``employees``, and the whole name),
+    those it is a tail or a head of in words, those with ``id`` added or dropped, and those a bounded edit
+    away (rapidfuzz over the joined words, in C). :meth:`match` then ranks them exactly as :func:`match`
+    ranks the whole list: the index only narrows the list, it never decides.
+
+    >>> index = NameIndex(["sales.orders", "hr.employees", "hr.orders", "customer"])
+    >>> [m.name for m in index.match("order")]
+    ['hr.orders', 'sales.orders']
+    >>> [m.name for m in index.match("customers")]
+    ['customer']
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = list(dict.fromkeys(names))
+        self._keys: dict[str, list[str]] = {}
+        self._joined: list[str] = []
+        self._owner: list[str] = []
+        for name in self.names:
+            own = name.rpartition(".")[2]
+            for part in (name, own) if own != name else (name,):
+                ws = words(part)
+                for key in _index_keys(ws, part):
+                    found = self._keys.setdefault(key, [])
+                    if not found or found[-1] != name:
+                        found.append(name)
+                self._joined.append("".join(ws))
+                self._owner.append(name)
+
+    def candidates(self, unknown: str) -> list[str]:
+        """The names :func:`match` may find for ``unknown`` (a superset of its matches among :attr:`names`)."""
+        found: dict[str, None] = {}
+        own = unknown.rpartition(".")[2]
+        for part in {unknown, own}:
+            ws = words(part)
+            single = [singular(w) for w in ws]
+            a = "".join(single)
+            probes = [f"c:{part.casefold()}", f"j:{''.join(ws)}", f"p:{a}", f"t:{a}", f"p:{a}id"]
+            probes += [f"p:{''.join(single[i:])}" for i in range(1, len(single))]  # the name is a tail of it
+            if a.endswith("id"):
+                probes.append(f"p:{a[:-2]}")
+            for key in probes:
+                found.update(dict.fromkeys(self._keys.get(key, ())))
+            plain = "".join(ws)
+            if plain:  # a bounded edit: at most half the length (match's own bound is tighter)
+                for _, _, i in process.extract(plain, self._joined, scorer=Levenshtein.distance, limit=None,
+                                               score_cutoff=max(1, len(plain) // 2 + 1)):
+                    found[self._owner[i]] = None
+        return list(found)
+
+    def match(self, unknown: str) -> list[NameMatch]:
+        """:func:`match` of ``unknown`` against the indexed names (the same answer, read from the index)."""
+        return match(unknown, self.candidates(unknown))

@@ -44,14 +44,18 @@ class UnknownTable(Rule):
                                  schema_refs=closest,
                                  evidence={"engine": ctx.exec_error, "table": name, "closest": closest})]
         out = []
+        schemas = {"schemas": [c.describe() for c in plan.schema_choices[:5]], "tied": plan.schema_tied} \
+            if plan.by_schema else {}
         for repair in plan.tables:
             closest = [repair.chosen.name] if repair.chosen else closest_names(repair.written, tables)
             keyword = "; a reserved word" if repair.keyword else ""
+            tie = "; the schemas that hold it tie on the query's evidence: kept" \
+                if plan.by_schema and plan.schema_tied and not repair.proven else ""
             out.append(self.finding(
-                detail=f"({repair.describe()}{keyword})", location=repair.written, schema_refs=closest,
+                detail=f"({repair.describe()}{keyword}{tie})", location=repair.written, schema_refs=closest,
                 evidence={"engine": ctx.exec_error, "table": repair.written, "closest": closest,
                           "matches": [m.describe() for m in repair.matches[:5]],
-                          "reason": repair.reason or None, "keyword": repair.keyword},
+                          "reason": repair.reason or None, "keyword": repair.keyword, **schemas},
                 fixes=plan.fixes(repair) if repair.proven else []))
         return out
 

@@ -20,12 +20,24 @@ from sqlmend.sql.fixes import apply_tree
 
 def generate(tree, inp):
     """Rename a table or column the schema does not have to each schema name that matches it as closely."""
-    plan = names.plan(tree, inp.schema, inp.value_index, inp.dialect)
-    for repair in [*plan.tables, *plan.columns]:
+    question = f"{inp.question} {inp.evidence}"
+    plan = names.plan(tree, inp.schema, inp.value_index, inp.dialect, question=question)
+    if plan.by_schema and plan.schema_choices and not plan.schema_tied and not plan.tables[0].proven:
+        best = plan.schema_choices[0]  # several schemas hold the names: the one the whole query ranks first
+        chosen = names.plan(tree, inp.schema, inp.value_index, inp.dialect, choose=best.assignment)
+        fixes = [*chosen.table_fixes, *chosen.column_fixes]
+        try:
+            edited = apply_tree(tree.copy(), fixes, inp.dialect) if fixes else None
+        except SqlError:
+            edited = None
+        if edited is not None:
+            yield edited, f"read {', '.join(r.written for r in plan.tables)} from schema {best.describe()}"
+    for repair in [*([] if plan.by_schema else plan.tables), *plan.columns]:
         if repair.proven or repair.elsewhere:  # a column another table has as written: a join is missing
             continue
         for match in repair.ranked(f"{inp.question} {inp.evidence}")[: inp.max_per_node]:
-            chosen = names.plan(tree, inp.schema, inp.value_index, inp.dialect, choose={repair.key: match})
+            chosen = names.plan(tree, inp.schema, inp.value_index, inp.dialect, choose={repair.key: match},
+                                question=question)
             fixes = [*chosen.table_fixes, *chosen.column_fixes]
             if not fixes:
                 continue
