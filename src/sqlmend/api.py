@@ -239,10 +239,12 @@ class _Pool:
         return db, _stamp(db)
 
     def prime(self) -> Database:
-        """Open the first connection (raises as :func:`sqlmend.db.connect` does) and read the schema."""
+        """Open the first connection (raises as :func:`sqlmend.db.connect` does) and read the schema (of a big
+        catalogue, its listing: an item reads its relations, ``Database.scoped``)."""
         db, stamp = self._open()
         try:
-            db.schema()
+            if not db.large():
+                db.schema()
         except BaseException:
             db.close()
             raise

@@ -411,23 +411,23 @@ class Scope:
     values: Any = None
 
 
-#: Bump when the catalogue file's layout changes.
-CATALOGUE_VERSION = 2
+#: Bump when the layout of a catalogue's listing kept on disk changes.
+CATALOGUE_VERSION = 3
 
 
-def _catalogue_file(key: str) -> Path:
+def _listing_file(key: str) -> Path:
     from sqlmend.paths import cache_dir
 
     digest = hashlib.sha256(f"{CATALOGUE_VERSION}|{key}".encode()).hexdigest()[:32]
     return cache_dir("catalogue") / f"{digest}.json"
 
 
-def _stored_catalogue(key: str | None) -> Schema | None:
-    """A catalogue kept on disk under ``key`` (None: none, or a damaged file, which is read again)."""
+def _stored_listing(key: str | None) -> Schema | None:
+    """A catalogue's listing kept on disk under ``key`` (None: none, or a damaged file, read again)."""
     if key is None:
         return None
     try:
-        data = json.loads(_catalogue_file(key).read_text(encoding="utf-8"))
+        data = json.loads(_listing_file(key).read_text(encoding="utf-8"))
         if data.get("key") != key:
             return None
         return Schema.from_dict(data["schema"])
@@ -435,11 +435,11 @@ def _stored_catalogue(key: str | None) -> Schema | None:
         return None
 
 
-def _store_catalogue(key: str | None, schema: Schema) -> None:
-    """Keep a catalogue on disk under ``key`` (atomically; a disk that refuses keeps nothing)."""
+def _store_listing(key: str | None, schema: Schema) -> None:
+    """Keep a catalogue's listing on disk under ``key`` (atomically; a disk that refuses keeps nothing)."""
     if key is None:
         return
-    path = _catalogue_file(key)
+    path = _listing_file(key)
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         tmp.write_text(json.dumps({"key": key, "schema": schema.to_dict()}, ensure_ascii=False), encoding="utf-8")
@@ -484,6 +484,7 @@ class Database(ABC):
         self._values: ValueIndex | None = None
         self._profiles: dict[tuple[str, str], ColumnProfile] = {}
         self._keys: tuple[str | None, str | None] | None = None  # (catalogue_key, cache_key) read with the schema
+        self._listing: Schema | None = None  # the relations by name (:meth:`listing`)
         self._scope: Scope | None = None  # the running item's relations (:meth:`scoped`)
 
     # --- engine hooks ----------------------------------------------------
@@ -498,6 +499,18 @@ class Database(ABC):
     @abstractmethod
     def _introspect(self) -> Schema:
         """Tables, columns, declared types, primary and foreign keys (row counts are added here)."""
+
+    def _list(self) -> Schema:
+        """The relations by name: keys, schemas, kinds, comments, and the foreign keys between them (their
+        columns may be left out, and are in engines that read them per relation, :meth:`_define`). This
+        default reads everything (:meth:`_introspect`)."""
+        return self._introspect()
+
+    def _define(self, tables: list[Table]) -> list[Table]:
+        """The whole definitions (columns, types, keys, comments) of relations of :meth:`listing`, named by
+        the same keys. This default reads everything (:meth:`_introspect`) and keeps those."""
+        whole = self._introspect()
+        return [t for t in (whole.table(x.name) for x in tables) if t is not None]
 
     @abstractmethod
     def cache_key(self) -> str | None:
@@ -738,38 +751,52 @@ class Database(ABC):
 
     def catalogue(self) -> Schema:
         """Return the whole catalogue: every relation the login may read with its columns, declared types,
-        keys and comments, read in a bounded number of queries and kept in this process by its version
-        (:meth:`keys`; a catalogue above :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations on disk too).
-        Row counts come with a catalogue of at most that many relations; a bigger one counts a relation's
-        rows when an item's scope first reads it (:meth:`scoped`).
+        keys, comments and row counts, read in a bounded number of queries and kept in this process by its
+        version (:meth:`keys`). A catalogue above :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations is read
+        whole only when asked; an item reads its scope (:meth:`listing`, :meth:`scoped`).
         """
-        from sqlmend.db.scope import SCOPE_ABOVE
-
         if self._schema is None:
-            keys = self.keys()
-            schema = LOADED.get("schema", keys[1]) or LOADED.get("catalogue", keys[0])
+            keys = self._version()
+            schema = LOADED.get("schema", keys[1])
             if schema is None:
                 with aside(self):
-                    schema = _stored_catalogue(keys[0])
-                    if schema is None:
-                        schema = self._introspect()
-                        schema.dialect = self.dialect
-                        if len(schema.tables) > SCOPE_ABOVE:
-                            _store_catalogue(keys[0], schema)
-                    if len(schema.tables) <= SCOPE_ABOVE:
-                        self._count_rows(schema.tables)
-                if len(schema.tables) <= SCOPE_ABOVE:
-                    LOADED.put("schema", keys[1], schema)
-                else:
-                    LOADED.put("catalogue", keys[0], schema)
-            self._schema, self._keys = schema, keys
+                    schema = self._introspect()
+                    schema.dialect = self.dialect
+                    self._count_rows(schema.tables)
+                LOADED.put("schema", keys[1], schema)
+            self._schema = schema
         return self._schema
+
+    def _version(self) -> tuple[str | None, str | None]:
+        """The :meth:`keys` the catalogue read by this connection belongs to (read once, until :meth:`refresh`)."""
+        if self._keys is None:
+            self._keys = self.keys()
+        return self._keys
+
+    def listing(self) -> Schema:
+        """Return the catalogue's relations by name: their keys, schemas, kinds and comments, and the foreign
+        keys between them, without their columns on an engine that reads those per relation (SQLite,
+        PostgreSQL, DuckDB); kept in this process and on disk by the catalogue's version."""
+        if self._listing is None:
+            if self._schema is not None:
+                self._listing = self._schema
+            else:
+                key = self._version()[0]
+                listing = LOADED.get("listing", key) or _stored_listing(key)
+                if listing is None:
+                    with aside(self):
+                        listing = self._list()
+                        listing.dialect = self.dialect
+                    _store_listing(key, listing)
+                LOADED.put("listing", key, listing)
+                self._listing = listing
+        return self._listing
 
     def large(self) -> bool:
         """Whether the catalogue is read by scope (more than :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations)."""
         from sqlmend.db.scope import SCOPE_ABOVE
 
-        return len(self.catalogue().tables) > SCOPE_ABOVE
+        return len((self._schema or self.listing()).tables) > SCOPE_ABOVE
 
     def refresh(self) -> bool:
         """Read the catalogue and values again at their next use if the database changed since they were
@@ -781,10 +808,9 @@ class Database(ABC):
         """
         if self._keys is None:
             return False
-        keys = self.keys()
-        if keys == self._keys:
+        if self.keys() == self._keys:
             return False
-        self._schema = self._values = self._keys = None
+        self._schema = self._listing = self._values = self._keys = None
         self._profiles.clear()
         return True
 
@@ -793,26 +819,25 @@ class Database(ABC):
         per catalogue version in this process."""
         from sqlmend.db.scope import CatalogueIndex
 
-        catalogue = self.catalogue()
-        key = self._keys[0] if self._keys else None
+        listing = self.listing()
+        key = self._version()[0]
         index = LOADED.get("names", key)
-        if index is None or index.catalogue is not catalogue:
-            index = CatalogueIndex(catalogue)
+        if index is None or index.catalogue is not listing:
+            index = CatalogueIndex(listing)
             LOADED.put("names", key, index)
         return index
 
     @contextmanager
     def scoped(self, relations: list[str]) -> Iterator[Scope]:
         """Let the running item see only ``relations`` (keys of the catalogue): :meth:`schema` is theirs,
-        with their row counts, and :meth:`value_index` holds their columns alone, each relation read once
-        per database version in this process and kept on disk (:meth:`ValueIndex.for_tables`). Used by the
-        pipeline for a catalogue above :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations
-        (:meth:`sqlmend.db.scope.CatalogueIndex.relations`).
+        whole (columns, keys, comments) and with their row counts, and :meth:`value_index` holds their
+        columns alone; each relation read once per database version in this process (its values kept on
+        disk too: :meth:`ValueIndex.for_tables`). Used by the pipeline for a catalogue above
+        :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations (:meth:`sqlmend.db.scope.CatalogueIndex.relations`).
         """
-        catalogue = self.catalogue()
-        tables = [t for t in (catalogue.table(k) for k in relations) if t is not None]
-        counted = self._counted(tables)
-        schema = Schema(tables=counted, dialect=catalogue.dialect, search_path=list(catalogue.search_path))
+        listing = self.listing()
+        counted = self._counted(self._definitions(relations))
+        schema = Schema(tables=counted, dialect=listing.dialect, search_path=list(listing.search_path))
         scope, saved = Scope(schema=schema), self._values
         self._scope, self._values = scope, None
         try:
@@ -820,9 +845,26 @@ class Database(ABC):
         finally:
             self._scope, self._values = None, saved
 
+    def _definitions(self, relations: list[str]) -> list[Table]:
+        """The whole definitions of ``relations`` (keys of the listing, in its order), each read once per
+        catalogue version in this process."""
+        if self._schema is not None:
+            return [t for t in (self._schema.table(k) for k in relations) if t is not None]
+        listing, key = self.listing(), self._version()[0]
+        named = [t for t in (listing.table(k) for k in relations) if t is not None]
+        found = {t.name: LOADED.get("definition", f"{key}|{t.name}") if key else None for t in named}
+        missing = [t for t in named if found[t.name] is None]
+        if missing:
+            with aside(self):
+                for t in self._define(missing):
+                    found[t.name] = t
+                    if key:
+                        LOADED.put("definition", f"{key}|{t.name}", t)
+        return [found[t.name] for t in named if found.get(t.name) is not None]
+
     def _counted(self, tables: list[Table]) -> list[Table]:
         """Copies of ``tables`` with their row counts, each counted once per database version in this process."""
-        key = self._keys[1] if self._keys else None
+        key = self._version()[1]
         out: list[Table | None] = [LOADED.get("relation", f"{key}|{t.name}") if key else None for t in tables]
         missing = [replace(t) for t, got in zip(tables, out) if got is None]
         if missing:
@@ -883,6 +925,7 @@ class Database(ABC):
             if self._values is None or rebuild:
                 with aside(self):
                     index = ValueIndex.for_tables(self, self._counted(self.catalogue().tables), rebuild=rebuild)
+                # (every relation: the whole catalogue read, as asked)
                 self._values = index.bind(self)
             return self._values
         if self._values is None or rebuild:

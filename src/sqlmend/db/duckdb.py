@@ -28,10 +28,10 @@ from typing import Any
 
 from sqlmend.db.base import (ENGINE_MEMORY, SAFETY_FACTOR, Database, fetch_capped, file_cache_key, limit_malloc_arenas,
                              split_qualified, sql_string)
-from sqlmend.db.schema import assemble_schema, schema_filter
+from sqlmend.db.schema import assemble_listing, assemble_schema, relation_filter, schema_filter
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DeadlineExceeded, MemoryLimitExceeded, QueryError,
                             QueryTimeout, ReadOnlyViolation)
-from sqlmend.types import Schema
+from sqlmend.types import Schema, Table
 
 #: The worker process's address-space cap (``RLIMIT_AS``): DuckDB's ``memory_limit`` (:data:`ENGINE_MEMORY`)
 #: and what DuckDB, Python and the result hold beside it.
@@ -360,12 +360,40 @@ class DuckDBDatabase(Database):
         return bool(self._query(f"SELECT count(*) FROM duckdb_functions() WHERE {where}")[0][0])
 
     def _introspect(self) -> Schema:
-        current, setting = self._query("SELECT current_schema(), current_setting('search_path')")[0]
-        path = [p.strip().strip('"').rsplit(".", 1)[-1] for p in (setting or "").split(",") if p.strip()]
         by_schema = _schemas("c.schema_name", self.schemas)
         return assemble_schema(self.dialect, self._query(_COLUMNS.format(schemas=_schemas("c.table_schema", self.schemas))),
-                               self._query(_KEYS.format(schemas=by_schema)), path or [current],
+                               self._query(_KEYS.format(schemas=by_schema)), self._path(),
                                self._query(_RELATIONS.format(schemas=by_schema)))
+
+    def _path(self) -> list[str]:
+        current, setting = self._query("SELECT current_schema(), current_setting('search_path')")[0]
+        path = [p.strip().strip('"').rsplit(".", 1)[-1] for p in (setting or "").split(",") if p.strip()]
+        return path or [current]
+
+    def _list(self) -> Schema:
+        """Every table and view by name, kind and comment, and the foreign keys between them (columns are read
+        per relation, :meth:`_define`)."""
+        by_schema = _schemas("c.schema_name", self.schemas)
+        relations = sorted(self._query(_RELATIONS.format(schemas=by_schema)), key=lambda r: (r[0], r[1]))
+        links = [(s, t, rs, rt) for kind, s, t, _, rs, rt, _ in self._query(_KEYS.format(schemas=by_schema))
+                 if kind == "foreign"]
+        return assemble_listing(self.dialect, relations, links, self._path())
+
+    def _define(self, tables: list[Table]) -> list[Table]:
+        """The columns, keys and comments of some relations of the listing, named by their keys there."""
+        pairs = [(t.schema, t.relname) for t in tables]
+        by_schema = _schemas("c.schema_name", self.schemas) + " AND " + relation_filter(
+            pairs, "c.schema_name", "c.table_name")
+        columns = _schemas("c.table_schema", self.schemas) + " AND " + relation_filter(
+            pairs, "c.table_schema", "c.table_name")
+        views = by_schema.replace("c.table_name", "c.view_name")
+        listing = self.listing()
+        schema = assemble_schema(self.dialect, self._query(_COLUMNS.format(schemas=columns)),
+                                 self._query(_KEYS.format(schemas=by_schema)), listing.search_path,
+                                 self._query(_RELATIONS.format(schemas=by_schema).replace(
+                                     f"NOT internal AND {by_schema}", f"NOT internal AND {views}")),
+                                 listing=listing)
+        return schema.tables
 
     def cache_key(self) -> str | None:
         key = file_cache_key("duckdb", self.path)

@@ -16,10 +16,10 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from sqlmend.db.base import MAX_VALUE_BYTES, Database, fetch_capped, split_qualified, sql_string
-from sqlmend.db.schema import assemble_schema, schema_filter
+from sqlmend.db.schema import assemble_listing, assemble_schema, relation_filter, schema_filter
 from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, MemoryLimitExceeded, QueryError, QueryTimeout,
                             ReadOnlyViolation)
-from sqlmend.types import Schema
+from sqlmend.types import Schema, Table
 
 #: The schemas no user relation lives in (PostgreSQL's catalogs, TOAST and temporary schemas).
 _SYSTEM_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'"
@@ -182,6 +182,30 @@ class PostgresDatabase(Database):
         return assemble_schema(self.dialect, self._query(_COLUMNS.format(relkinds=_RELKINDS, schemas=schemas)),
                                self._query(_KEYS.format(schemas=schemas)), path,
                                self._query(_RELATIONS.format(relkinds=_RELKINDS, schemas=schemas)))
+
+    def _list(self) -> Schema:
+        """Every relation the login may read by name, kind and comment, and the foreign keys between them:
+        three queries whatever the catalogue's size (columns are read per relation, :meth:`_define`)."""
+        schemas = schema_filter("n.nspname", self.schemas, _SYSTEM_SCHEMAS)
+        path = list(self._query("SELECT current_schemas(false)")[0][0] or [])
+        relations = self._query(_RELATIONS.format(relkinds=_RELKINDS, schemas=schemas) +
+                                " AND has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(cl.oid, 'SELECT')"
+                                " ORDER BY n.nspname, cl.relname")
+        links = [(s, t, rs, rt) for kind, s, t, _, rs, rt, _ in self._query(_KEYS.format(schemas=schemas))
+                 if kind == "foreign"]
+        return assemble_listing(self.dialect, relations, links, path)
+
+    def _define(self, tables: list[Table]) -> list[Table]:
+        """The columns, keys and comments of some relations of the listing (three queries, whatever their
+        number), named by their keys there."""
+        pairs = [(t.schema, t.relname) for t in tables]
+        only = (schema_filter("n.nspname", self.schemas, _SYSTEM_SCHEMAS) + " AND " +
+                relation_filter(pairs, "n.nspname", "cl.relname"))
+        listing = self.listing()
+        schema = assemble_schema(self.dialect, self._query(_COLUMNS.format(relkinds=_RELKINDS, schemas=only)),
+                                 self._query(_KEYS.format(schemas=only)), listing.search_path,
+                                 self._query(_RELATIONS.format(relkinds=_RELKINDS, schemas=only)), listing=listing)
+        return schema.tables
 
     def cache_key(self) -> str | None:
         """The database's identity and a stamp of its writes and its DDL (:meth:`keys`' second)."""

@@ -63,8 +63,43 @@ def assign_keys(tables: list[Table], search_path: Sequence[str]) -> None:
             t.name, t.qualified = f"{t.schema}.{t.name}", True
 
 
+def assemble_listing(dialect: str, relations: Iterable[Sequence], links: Iterable[Sequence],
+                     search_path: Sequence[str]) -> Schema:
+    """The relations of a catalogue by name (``Database.listing``), from catalogue rows.
+
+    Args:
+        dialect: the engine's dialect name.
+        relations: ``(schema, table, kind, comment)`` rows, in the order the listing keeps.
+        links: ``(schema, table, ref_schema, ref_table)`` rows, one per foreign key.
+        search_path: the schemas an unqualified name is looked up in, in order.
+
+    Returns:
+        A schema whose tables have their keys (:func:`assign_keys`), kinds, comments and foreign keys
+        (table names only), and no columns.
+    """
+    tables = {(s, t): Table(name=t, schema=s, kind=kind, comment=comment or "") for s, t, kind, comment in relations}
+    assign_keys(list(tables.values()), search_path)
+    for s, t, ref_schema, ref_table in links:
+        table, ref = tables.get((s, t)), tables.get((ref_schema, ref_table))
+        if table is not None and ref is not None:
+            table.foreign_keys.append(ForeignKey(table=table.name, columns=[], ref_table=ref.name, ref_columns=[]))
+    return Schema(tables=list(tables.values()), dialect=dialect, search_path=list(search_path))
+
+
+def relation_filter(pairs: Sequence[tuple[str, str]], schema_column: str, table_column: str) -> str:
+    """The WHERE condition that keeps the relations ``(schema, name)`` of ``pairs`` (a catalogue query read
+    per relation).
+
+    >>> relation_filter([("hr", "employees")], "n.nspname", "cl.relname")
+    "(n.nspname, cl.relname) IN (('hr', 'employees'))"
+    """
+    values = ", ".join(f"({sql_string(s)}, {sql_string(t)})" for s, t in pairs)
+    return f"({schema_column}, {table_column}) IN ({values})" if pairs else "false"
+
+
 def assemble_schema(dialect: str, columns: Iterable[Sequence], keys: Iterable[Sequence],
-                    search_path: Sequence[str], relations: Iterable[Sequence] = ()) -> Schema:
+                    search_path: Sequence[str], relations: Iterable[Sequence] = (),
+                    listing: Schema | None = None) -> Schema:
     """Build a :class:`Schema` from catalogue rows.
 
     Args:
@@ -76,6 +111,8 @@ def assemble_schema(dialect: str, columns: Iterable[Sequence], keys: Iterable[Se
         search_path: the schemas an unqualified name is looked up in, in order.
         relations: ``(schema, table, kind, comment)`` rows: each relation's kind (``table``, ``view``,
             ``materialized view``) and comment (a relation without a row is a table without one).
+        listing: the catalogue's listing when the rows are those of some of its relations (read per
+            relation): each relation, and each that a foreign key references, keeps the key it has there.
 
     Returns:
         The schema (row counts are filled in by ``Database.schema()``).
@@ -104,9 +141,15 @@ def assemble_schema(dialect: str, columns: Iterable[Sequence], keys: Iterable[Se
             fk = ForeignKey(table=table, columns=list(key_columns), ref_table=ref_table, ref_columns=list(ref_columns))
             t.foreign_keys.append(fk)
             refs.append((t, fk, ref_schema))
-    assign_keys(list(tables.values()), search_path)
+    known = {(t.schema, t.relname): t for t in listing.tables} if listing is not None else {}
+    if listing is None:
+        assign_keys(list(tables.values()), search_path)
+    else:
+        for t in tables.values():
+            if (t.schema, t.name) in known:
+                t.name, t.qualified = known[(t.schema, t.name)].name, known[(t.schema, t.name)].qualified
     for t, fk, ref_schema in refs:  # both ends named by their keys, once every relation has one
-        ref = tables.get((ref_schema, fk.ref_table))
+        ref = tables.get((ref_schema, fk.ref_table)) or known.get((ref_schema, fk.ref_table))
         if ref is not None:
             fk.ref_table = ref.name
         elif ref_schema and ref_schema not in search_path[:1]:  # a table left out (a schema filter)

@@ -20,6 +20,7 @@ a writer past the busy timeout, or rewritten or damaged under the reader, fails 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from collections import defaultdict
@@ -74,6 +75,17 @@ def _authorize_with(extra: frozenset[str], action: int, arg1: str | None, arg2: 
     if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in READ_PRAGMAS:
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
+
+
+#: A table a ``CREATE TABLE`` references (its listing's foreign-key links: :meth:`SqliteDatabase._list`).
+_REFERENCES = re.compile(r'\bREFERENCES\s+("(?:[^"]|"")+"|`[^`]+`|\[[^\]]+\]|[\w$]+)', re.IGNORECASE)
+
+
+def _unquote(name: str) -> str:
+    """A name as ``CREATE TABLE`` wrote it, without its quotes."""
+    if name[:1] in ('"', "`", "[") and len(name) > 1:
+        return name[1:-1].replace('""', '"')
+    return name
 
 
 def _function_names(conn: sqlite3.Connection) -> frozenset[str] | None:
@@ -230,24 +242,46 @@ class SqliteDatabase(Database):
         except sqlite3.Error as e:
             raise self._translate(e, 0.0) from e
 
-    def _introspect(self) -> Schema:
-        rows = self._query(
-            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
+    def _relations(self) -> list[tuple]:
+        """``(name, type, sql)`` of every table and view, in the file's order."""
+        return self._query(
+            "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "
             "ESCAPE '\\' ORDER BY rowid")
-        tables = []
-        for name, kind in rows:
-            info = self._catalogue(f"PRAGMA table_info({quote_ident(name)})")
+
+    def _introspect(self) -> Schema:
+        tables = [Table(name=name, schema="main", kind=kind) for name, kind, _ in self._relations()]
+        schema = Schema(tables=tables, dialect=self.dialect, search_path=["main"])
+        return Schema(tables=self._define(tables, schema), dialect=self.dialect, search_path=["main"])
+
+    def _list(self) -> Schema:
+        """Every table and view by name, with the tables its ``CREATE TABLE`` says each references (one query
+        of ``sqlite_master``; the columns are read per relation, :meth:`_define`)."""
+        rows = self._relations()
+        tables = [Table(name=name, schema="main", kind=kind) for name, kind, _ in rows]
+        schema = Schema(tables=tables, dialect=self.dialect, search_path=["main"])
+        for table, (_, kind, ddl) in zip(tables, rows):
+            refs = [_unquote(m.group(1)) for m in _REFERENCES.finditer(ddl or "")] if kind == "table" else []
+            targets = dict.fromkeys(t.name for t in (schema.table(r) for r in refs) if t is not None)
+            table.foreign_keys = [ForeignKey(table=table.name, columns=[], ref_table=name, ref_columns=[])
+                                  for name in targets]
+        return schema
+
+    def _define(self, tables: list[Table], schema: Schema | None = None) -> list[Table]:
+        """Each relation's columns (``PRAGMA table_info``) and foreign keys (``PRAGMA foreign_key_list``)."""
+        schema = schema or self.listing()
+        out = []
+        for t in tables:
+            info = self._catalogue(f"PRAGMA table_info({quote_ident(t.name)})")
             columns = [Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]), not_null=bool(r[3]))
                        for r in info]
             pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
-            tables.append(Table(name=name, columns=columns, primary_key=pk, schema="main", kind=kind))
-        schema = Schema(tables=tables, dialect=self.dialect, search_path=["main"])
-        for table in tables:
+            table = Table(name=t.name, columns=columns, primary_key=pk, schema="main", kind=t.kind)
             if table.kind == "table":
-                table.foreign_keys = self._foreign_keys(table.name, schema)
-        return schema
+                table.foreign_keys = self._foreign_keys(table.name, schema, table if t.name else None)
+            out.append(table)
+        return out
 
-    def _foreign_keys(self, table: str, schema: Schema) -> list[ForeignKey]:
+    def _foreign_keys(self, table: str, schema: Schema, defined: Table | None = None) -> list[ForeignKey]:
         groups: dict[int, list[tuple]] = defaultdict(list)
         for row in self._catalogue(f"PRAGMA foreign_key_list({quote_ident(table)})"):
             groups[row[0]].append(row)
@@ -258,6 +292,12 @@ class SqliteDatabase(Database):
             ref_table = target.name if target else rows[0][2]
             ref_columns = [r[4] for r in rows]
             if any(c is None for c in ref_columns):  # REFERENCES t without columns: t's primary key
+                if target is not None and target.name == table and defined is not None:
+                    target = defined  # a table that references itself
+                elif target is not None and not target.columns:  # a listing's table: its key read now
+                    info = self._catalogue(f"PRAGMA table_info({quote_ident(target.name)})")
+                    target = Table(name=target.name, primary_key=[r[1] for r in sorted(
+                        (r for r in info if r[5]), key=lambda r: r[5])])
                 ref_columns = list(target.primary_key) if target else []
             keys.append(ForeignKey(table=table, columns=[r[3] for r in rows], ref_table=ref_table,
                                    ref_columns=ref_columns))
