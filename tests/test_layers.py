@@ -20,7 +20,7 @@ LAYERS = {
     "types": 0, "errors": 0, "progress": 0, "matching": 0, "__init__": 0,
     "paths": 1, "taxonomy": 1, "sql": 1,
     "db": 2, "guard": 2,
-    "stage": 3, "structure": 3, "llm": 3, "data": 3,
+    "stage": 3, "structure": 3, "llm": 3, "data": 3, "testing": 3,
     "rules": 4, "memory": 4, "refine": 4,
     "synth": 5,
     "search": 6,

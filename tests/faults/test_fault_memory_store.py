@@ -11,7 +11,7 @@ pytestmark = pytest.mark.postgres
 
 
 def test_answers_keep_coming_the_stage_skips_and_comes_back_no_item_lost(pred, tmp_path):
-    from sqlmend.bench.pgserver import find_bin
+    from sqlmend.testing.pgserver import find_bin
 
     if find_bin() is None:
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed: run scripts/setup.sh")

@@ -1,7 +1,7 @@
 """``sqlmend bench soak``: the service under steady load for minutes, watched for leaks.
 
 Two ``sqlmend serve`` replicas (the default stages) on one throw-away PostgreSQL repair memory
-(:class:`~sqlmend.bench.pgserver.PgServer`, as in ``bench faults``) get a steady stream of requests
+(:class:`~sqlmend.testing.pgserver.PgServer`, as in ``bench faults``) get a steady stream of requests
 from loopback clients: the questions of a Spider-dev prediction file (good and wrong SQL, as the
 upstream system wrote it), hostile requests (writes, several statements, file functions, a path
 as a database id, a malformed or oversized body) and pathological queries (an unbounded recursive
@@ -247,7 +247,7 @@ def run_soak(pred: Path, work: Path, *, minutes: float = 30.0, interval: float =
     Returns:
         The :class:`SoakReport`.
     """
-    from sqlmend.bench.pgserver import PgServer, find_bin
+    from sqlmend.testing.pgserver import PgServer, find_bin
     from sqlmend.bench.serve import bench_items, start_replicas, stop_replicas
     from sqlmend.memory.pgstore import PgMemoryStore
 
