@@ -22,7 +22,7 @@ LAYERS = {
     "db": 2, "guard": 2,
     "stage": 3, "structure": 3, "llm": 3, "data": 3, "testing": 3,
     "rules": 4, "memory": 4, "refine": 4,
-    "synth": 5,
+    "synth": 5, "evaluation": 5,
     "search": 6,
     "detect": 7, "consensus": 7,
     "pipeline": 8,

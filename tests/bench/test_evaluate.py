@@ -6,9 +6,9 @@ import pickle
 
 import pytest
 
-from sqlmend.bench import evaluate
-from sqlmend.bench.evaluate import EvalReport, forget_loaded_caches
-from sqlmend.bench.executor import QueryPool
+from sqlmend.evaluation import evaluate
+from sqlmend.evaluation.evaluate import EvalReport, forget_loaded_caches
+from sqlmend.evaluation.executor import QueryPool
 from sqlmend.data import Dataset, load_dataset, load_predictions
 from sqlmend.types import Task
 
