@@ -29,7 +29,7 @@ LAYERS = {
     "api": 9,
     "batch": 10,
     "review": 11, "service": 11,
-    "bench": 12, "mcpserver": 12,
+    "bench": 12, "stress": 12, "mcpserver": 12,
     "cli": 13,
     "__main__": 14,
 }

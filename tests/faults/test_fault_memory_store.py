@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmend.bench.faults import memory_store_fault
+from sqlmend.stress.faults import memory_store_fault
 
 pytestmark = pytest.mark.postgres
 
