@@ -12,7 +12,13 @@ from sqlmend.evaluation.executor import QueryPool
 from sqlmend.data import Dataset, load_dataset, load_predictions
 from sqlmend.types import Task
 
-from .conftest import PRED_FILES
+PRED_FILES = {  # the shared prediction files and their published correct counts (data README)
+    "din-sql_gpt-4.sql": 791,
+    "dail-sql_gpt-4.sql": 788,
+    "c3sql_gpt-3.5.sql": 769,
+    "codes-1b.sql": 743,
+    "gpt-4_zero-shot.sql": 688,
+}
 
 # (gold, prediction, verdict, ordered_correct, detail) on concert_singer, plus one on a missing database.
 HANDMADE = [
