@@ -133,6 +133,23 @@ def test_gold_cache_rewritten_on_disk_is_read_again(handmade, tmp_path):
     assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == len(HANDMADE)
 
 
+def test_a_gold_cache_of_classes_that_moved_is_computed_again(handmade, tmp_path):
+    """A cache pickled when the evaluator lived in another module (sqlmend.bench.evaluate before it
+    became sqlmend.evaluation): read as empty and written again, not a crash of `sqlmend eval`."""
+    ds, preds = handmade
+    first = evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
+    (cache_file,) = tmp_path.glob("*.pkl")
+    old = pickle.dumps({"k": first}).replace(b"sqlmend.evaluation.evaluate", b"sqlmend.evaluation.gone_awa")
+    assert b"sqlmend.evaluation.gone_awa" in old  # same length: still a valid pickle, of a module not there
+    cache_file.write_bytes(old)
+    forget_loaded_caches()
+    again = evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
+    assert again.gold_cached == 0
+    assert [r.verdict for r in again.results] == [r.verdict for r in first.results]
+    forget_loaded_caches()
+    assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == len(HANDMADE)
+
+
 @pytest.mark.slow
 def test_spider_train_gold_against_itself(gold_cache):
     train = load_dataset("spider-train")

@@ -230,8 +230,8 @@ def _load_cache(path: Path) -> dict[str, _Gold]:
     try:
         with open(path, "rb") as f:
             data = pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
-        return {}
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ImportError):
+        return {}  # unreadable, or written by a version whose classes lived elsewhere: computed again
     if not isinstance(data, dict):
         return {}
     _LOADED[path] = (state, data)
