@@ -17,7 +17,7 @@ How each list is made:
 * **sqlite**: ``pragma function_list`` of the SQLite that Python links (every function it has), less the
   ones that load code, touch files or write; plus core functions of later SQLite releases (from the
   SQLite documentation) and the table-valued functions.
-* **postgres**: ``pg_proc`` of a throw-away PostgreSQL server (:mod:`sqlmend.bench.pgserver`): the
+* **postgres**: ``pg_proc`` of a throw-away PostgreSQL server (:mod:`sqlmend.testing.pgserver`): the
   functions of ``pg_catalog`` a query can call (no ``internal``, trigger or handler types, no type I/O or
   operator implementations), kept when ``provolatile`` is immutable or stable, or when a volatile one
   only computes (``random``, the clock), and not in a refused family (names below); plus functions of
@@ -26,7 +26,7 @@ How each list is made:
   macros without ``has_side_effects`` (random and uuid aside), the table functions that generate rows,
   less the refused families.
 * **mysql**: MariaDB's own help tables (``mysql.help_topic``: the built-in functions each release
-  documents) of a throw-away server (:mod:`sqlmend.bench.mysqlserver`), plus the documented built-ins
+  documents) of a throw-away server (:mod:`sqlmend.testing.mysqlserver`), plus the documented built-ins
   those tables leave out (JSON, window, encryption and hash functions, dynamic columns; MySQL 8's too),
   less the refused families.
 
@@ -194,7 +194,7 @@ _PG_INTERNAL_TYPES = {"internal", "trigger", "event_trigger", "language_handler"
 def postgres_list() -> Path:
     import psycopg
 
-    from sqlmend.bench.pgserver import PgServer
+    from sqlmend.testing.pgserver import PgServer
 
     with PgServer.start() as server, psycopg.connect(server.url("postgres", user="postgres")) as conn:
         version = conn.execute("SHOW server_version").fetchone()[0].split()[0]
@@ -357,7 +357,7 @@ MYSQL_REFUSED = {
 
 
 def mysql_list() -> Path:
-    from sqlmend.bench.mysqlserver import MySQLServer
+    from sqlmend.testing.mysqlserver import MySQLServer
 
     with MySQLServer.start() as server:
         conn = server.connection()

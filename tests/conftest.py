@@ -35,6 +35,26 @@ def spider_db(spider_dir: Path):
 
 
 @pytest.fixture(scope="session")
+def spider_dev():
+    """The real spider-dev dataset (loaded once per session)."""
+    from sqlmend.data import load_dataset
+
+    return load_dataset("spider-dev")
+
+
+@pytest.fixture(scope="session")
+def pred_dir(data_dir: Path) -> Path:
+    """The folder of the five shared Spider-dev prediction files."""
+    return data_dir / "predictions" / "spider-dev"
+
+
+@pytest.fixture(scope="session")
+def gold_cache(tmp_path_factory):
+    """A gold cache folder shared by the tests of one session (not the user's ~/.cache)."""
+    return tmp_path_factory.mktemp("gold-cache")
+
+
+@pytest.fixture(scope="session")
 def pg_server():
     """A PostgreSQL server started for this test session (skipped when no server binaries exist)."""
     if find_bin() is None:

@@ -1,6 +1,6 @@
-"""The throw-away PostgreSQL server of the tests: :mod:`sqlmend.bench.pgserver` (``sqlmend bench faults``
+"""The throw-away PostgreSQL server of the tests: :mod:`sqlmend.testing.pgserver` (``sqlmend bench faults``
 stops and restarts one too)."""
 
-from sqlmend.bench.pgserver import READER, PgServer, find_bin
+from sqlmend.testing.pgserver import READER, PgServer, find_bin
 
 __all__ = ["READER", "PgServer", "find_bin"]

@@ -4,7 +4,7 @@ are, and one sent after them too (real HTTP on loopback, world_1; ``bench pathol
 
 from __future__ import annotations
 
-from sqlmend.bench.pathological import normal_ok, wide_requests, widest_in_list
+from sqlmend.stress.pathological import normal_ok, wide_requests, widest_in_list
 from sqlmend.pipeline import PipelineConfig
 from sqlmend.service import ServiceSettings, create_app
 from sqlmend.service.runner import BackgroundServer

@@ -1,6 +1,6 @@
 """When two query results are the same answer: the evaluator's rules, shared by every layer.
 
-The evaluator (:mod:`sqlmend.bench.evaluate`) scores a prediction by these rules, and the consensus
+The evaluator (:mod:`sqlmend.evaluation.evaluate`) scores a prediction by these rules, and the consensus
 stage groups alternative queries by the same rule, so that "these answers agree" means what
 "this answer is correct" means when it is measured.
 

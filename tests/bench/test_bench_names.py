@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sqlmend.bench.names import OUTCOMES, make_cases
-from sqlmend.bench.pgserver import find_bin
+from sqlmend.testing.pgserver import find_bin
 from sqlmend.cli import app
 
 runner = CliRunner()

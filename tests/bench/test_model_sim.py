@@ -359,7 +359,7 @@ def test_replayed_models_as_samples_give_the_rows_of_bench_alternatives_with_tho
     assert all(next(s for s in c.stages if s.stage == "consensus").calls == 2 for c in by_sim.values())
     assert strict.flagged > 0 and sim.calls_per_query == 2.0  # the vote had something to say; k calls a question
     # the model's stats are the mean of the two files' own (not the first file's)
-    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.evaluation.evaluate import evaluate
 
     ex = []
     for f in (din, dail):

@@ -37,7 +37,7 @@ def mysql_spider(mysql_server, spider_db):
     """``mysql_spider("concert_singer")`` -> read-only URL (a SELECT-only user) of that Spider database
     loaded into MariaDB with SQLite's text comparison; ``collation="utf8mb4_general_ci"`` loads a second
     copy, ``<db>_ci``, with the server default's."""
-    from sqlmend.bench.copydb import MYSQL_COLLATION
+    from sqlmend.testing.copydb import MYSQL_COLLATION
     from mysql_server import READER as MYSQL_READER
 
     loaded: dict[tuple[str, str], str] = {}

@@ -1,11 +1,11 @@
-"""Spider SQLite databases copied into the other engines (:mod:`sqlmend.bench.copydb`), and a checksum."""
+"""Spider SQLite databases copied into the other engines (:mod:`sqlmend.testing.copydb`), and a checksum."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
-from sqlmend.bench.copydb import load_duckdb, load_mysql, load_postgres, read_sqlite
+from sqlmend.testing.copydb import load_duckdb, load_mysql, load_postgres, read_sqlite
 
 __all__ = ["load_duckdb", "load_mysql", "load_postgres", "read_sqlite", "sha256"]
 

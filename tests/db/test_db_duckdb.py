@@ -90,7 +90,7 @@ def test_allocations_outside_duckdbs_memory_limit_stop_in_its_worker(db, sql):
     """DuckDB allocates these outside its memory_limit (a 500 MB string took the caller past 2 GB, the list
     past 6 GB): in the worker, whose address space is capped, they stop with a memory error, the caller's
     memory does not grow, and a fresh worker answers the next query."""
-    from sqlmend.bench.pathological import memory_mb
+    from sqlmend.stress.pathological import memory_mb
     from sqlmend.db.duckdb import WORKER_MEMORY
 
     before = memory_mb()[1]

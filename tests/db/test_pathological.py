@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import sqlmend
-from sqlmend.bench.pathological import NORMAL, QUERIES
+from sqlmend.stress.pathological import NORMAL, QUERIES
 from sqlmend.db import connect
 from sqlmend.db.base import WORK_PER_SECOND, WorkBudget, fetch_capped
 from sqlmend.errors import ItemLimitExceeded, MemoryLimitExceeded

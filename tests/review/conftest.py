@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sqlmend.batch import run_file
-from sqlmend.bench.evaluate import evaluate_run
+from sqlmend.evaluation.evaluate import evaluate_run
 from sqlmend.data import load_dataset, load_predictions
 from sqlmend.pipeline import PipelineConfig
 from sqlmend.review.run import Run

@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from sqlmend.bench.evaluate import evaluate_run
+from sqlmend.evaluation.evaluate import evaluate_run
 from sqlmend.cli import app as cli
 from sqlmend.errors import DatasetError
 from sqlmend.review.app import create_app

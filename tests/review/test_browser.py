@@ -21,7 +21,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 from typer.testing import CliRunner
 
-from sqlmend.bench.evaluate import evaluate_run
+from sqlmend.evaluation.evaluate import evaluate_run
 from sqlmend.cli import app as cli
 
 from review_counts import static_counts

@@ -6,7 +6,7 @@ import re
 
 from fastapi.testclient import TestClient
 
-from sqlmend.bench.evaluate import evaluate_run
+from sqlmend.evaluation.evaluate import evaluate_run
 from sqlmend.review.app import create_app
 from sqlmend.review.run import Run, p_errors
 

@@ -1,28 +1,7 @@
-"""Benchmarks: the execution-accuracy evaluator, paired reports, metrics, and the ``bench`` measurements.
+"""Benchmarks: the ``sqlmend bench`` measurements of accuracy and cost, one module each.
 
-Datasets and prediction files are read by :mod:`sqlmend.data`. The API other benchmarks call::
-
-    from sqlmend.bench import evaluate, compare, paired_markdown
-    from sqlmend.data import load_dataset, load_predictions
-    ds = load_dataset("spider-dev")                    # or "spider-train", "bird-dev", a task file
-    before = evaluate(ds, load_predictions("before.sql", ds), timeout=30, workers=2)
-    after = evaluate(ds, corrected_sql_by_question_id)
-    print(paired_markdown(compare(before, after, suspect_ids=suspects)))
-    with QueryPool(workers=2, timeout=30) as pool:     # several files: one start-up of the workers
-        before, after = (evaluate(ds, p, timeout=30, pool=pool) for p in (preds_a, preds_b))
+They score with the evaluator, :mod:`sqlmend.evaluation` (execution accuracy, paired reports,
+metrics). The stress harnesses (fuzz, faults, the load test, soak, pathological queries) are
+:mod:`sqlmend.stress`; the throw-away database servers and copiers both start are test tooling,
+:mod:`sqlmend.testing`.
 """
-
-from sqlmend.bench.compare import PairedReport, PairedSlice, compare
-from sqlmend.bench.evaluate import VERDICTS, EvalReport, EvalSummary, QuestionResult, evaluate
-from sqlmend.bench.executor import QueryPool
-from sqlmend.bench.metrics import (Confusion, DetectionMetrics, RefinementMetrics, detection_metrics,
-                                   labels_from_report, refinement_metrics)
-from sqlmend.bench.report import (detection_markdown, eval_markdown, paired_markdown, refinement_markdown,
-                                  write_json, write_markdown)
-
-__all__ = [
-    "VERDICTS", "Confusion", "DetectionMetrics", "EvalReport", "EvalSummary", "PairedReport", "PairedSlice",
-    "QueryPool", "QuestionResult", "RefinementMetrics", "compare", "detection_markdown", "detection_metrics",
-    "eval_markdown", "evaluate", "labels_from_report", "paired_markdown", "refinement_markdown",
-    "refinement_metrics", "write_json", "write_markdown",
-]

@@ -1,7 +1,7 @@
 """``sqlmend bench alternatives``: other answers as evidence of error and as repairs, measured.
 
 One prediction file is corrected three ways on the same questions, each paired with no correction
-and with the default correction (:func:`sqlmend.bench.compare.compare`):
+and with the default correction (:func:`sqlmend.evaluation.compare.compare`):
 
 * ``default``: the default stages, no alternatives (the reference of "Δ vs default");
 * ``strict``: the default stages with the alternatives (``--alt``), the consensus stage deciding by
@@ -180,9 +180,9 @@ def bench_alternatives(pred: Path, alternatives: list[Path], out: Path, *, datas
         The rows and the curve.
     """
     from sqlmend.batch.runner import with_alternatives
-    from sqlmend.bench.compare import compare
-    from sqlmend.bench.evaluate import CachedEvaluator
-    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.evaluation.compare import compare
+    from sqlmend.evaluation.evaluate import CachedEvaluator
+    from sqlmend.evaluation.suspects import gold_suspects
     from sqlmend.consensus.risk import History, Labelled
     from sqlmend.data.datasets import load_dataset
     from sqlmend.data.predictions import load_predictions

@@ -3,8 +3,8 @@
 Every strategy corrects the same tasks of each prediction file; the original and
 corrected SQL are both executed against the gold. Per strategy and file:
 fixed / regressed / ΔEX, FR and CR (ErrorLLM §4.3, from
-:func:`sqlmend.bench.metrics.refinement_metrics`), calls, tokens and seconds per
-query, with the gold-suspect questions (:mod:`sqlmend.bench.suspects`) counted apart.
+:func:`sqlmend.evaluation.metrics.refinement_metrics`), calls, tokens and seconds per
+query, with the gold-suspect questions (:mod:`sqlmend.evaluation.suspects`) counted apart.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def paired_row(pred: str, strategy: str, results: list[Correction], before: Any,
         after: ``EvalReport`` of the corrected SQL.
         suspects: gold-suspect question ids.
     """
-    from sqlmend.bench.compare import compare
-    from sqlmend.bench.metrics import refinement_metrics
+    from sqlmend.evaluation.compare import compare
+    from sqlmend.evaluation.metrics import refinement_metrics
     from sqlmend.pipeline import summarize
 
     report = compare(before, after, suspects)
@@ -115,8 +115,8 @@ def bench_correct(dataset: str, preds: list[Path], strategies: list[str], config
         One row per file and strategy.
     """
     from sqlmend.batch import run_file
-    from sqlmend.bench.evaluate import evaluate
-    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.evaluation.evaluate import evaluate
+    from sqlmend.evaluation.suspects import gold_suspects
     from sqlmend.data.datasets import Dataset, load_dataset
     from sqlmend.data.predictions import load_predictions, sniff_pred_format
     from sqlmend.data.sampling import choose

@@ -3,8 +3,8 @@
 Each prediction of the chosen questions is labelled wrong or right by execution
 against the gold; the detector's verdicts (and the static rules', and the two
 together) are scored with D-Precision/Recall/Accuracy/F1
-(:func:`sqlmend.bench.metrics.detection_metrics`), over all questions and the
-gold-clean ones (:mod:`sqlmend.bench.suspects`), with the AUROC of
+(:func:`sqlmend.evaluation.metrics.detection_metrics`), over all questions and the
+gold-clean ones (:mod:`sqlmend.evaluation.suspects`), with the AUROC of
 1 - P(no_error) and the model's figures per system.
 
 Also the runner of ``sqlmend train-combiner`` (:func:`train_combiner`): the scored
@@ -65,9 +65,9 @@ def bench_detect(detector: Any, files: list[Path], limit: int | None = None, see
     """
     import time
 
-    from sqlmend.bench.evaluate import evaluate
-    from sqlmend.bench.metrics import detection_metrics, labels_from_report
-    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.evaluation.evaluate import evaluate
+    from sqlmend.evaluation.metrics import detection_metrics, labels_from_report
+    from sqlmend.evaluation.suspects import gold_suspects
     from sqlmend.data.datasets import load_dataset
     from sqlmend.data.predictions import load_predictions
     from sqlmend.data.sampling import seeded_sample

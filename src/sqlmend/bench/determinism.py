@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from sqlmend.batch import run_file
 from sqlmend.bench.correct import paired_row
-from sqlmend.bench.evaluate import evaluate
+from sqlmend.evaluation.evaluate import evaluate
 from sqlmend.data.datasets import Dataset, load_dataset
 from sqlmend.data.predictions import load_predictions, sniff_pred_format
 from sqlmend.data.sampling import choose

@@ -123,6 +123,6 @@ def fit(verdicts: Mapping[str, Mapping[str, bool]], questions: Iterable[str] | N
 
 
 def verdicts_of(reports: Mapping[str, Any]) -> dict[str, dict[str, bool]]:
-    """``{system: {question_id: right}}`` from evaluator reports (:class:`~sqlmend.bench.evaluate.EvalReport`),
+    """``{system: {question_id: right}}`` from evaluator reports (:class:`~sqlmend.evaluation.evaluate.EvalReport`),
     scored questions only (a time-out counts as wrong, a gold that fails is no verdict)."""
     return {name: {r.question_id: r.correct for r in report.results if r.scored} for name, report in reports.items()}

@@ -1,7 +1,7 @@
 """``sqlmend bench engines``: the Spider dev databases copied into another engine (MySQL/MariaDB,
 PostgreSQL, DuckDB), and what sqlmend does there against what it does on the SQLite files.
 
-Per engine, on throw-away copies (:mod:`sqlmend.bench.copydb`; a MariaDB or PostgreSQL server is
+Per engine, on throw-away copies (:mod:`sqlmend.testing.copydb`; a MariaDB or PostgreSQL server is
 started for the run and stopped after it):
 
 * **(a) golds**: each dev gold, transpiled from SQLite by sqlglot (SQLite's double-quoted strings
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlmend import sql as sqlmod
-from sqlmend.bench.copydb import MYSQL_COLLATION
+from sqlmend.testing.copydb import MYSQL_COLLATION
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 
@@ -84,8 +84,8 @@ def engine_targets(engine: str, sqlite_files: dict[str, Path], collation: str = 
         The target of each database, read-only (a SELECT-only user on the servers).
     """
     if engine == "mysql":
-        from sqlmend.bench.copydb import load_mysql
-        from sqlmend.bench.mysqlserver import READER, MySQLServer
+        from sqlmend.testing.copydb import load_mysql
+        from sqlmend.testing.mysqlserver import READER, MySQLServer
 
         with MySQLServer.start() as server:
             conn = server.connection()
@@ -97,9 +97,9 @@ def engine_targets(engine: str, sqlite_files: dict[str, Path], collation: str = 
             echo(f"mysql: {len(sqlite_files)} databases loaded into a MariaDB server on port {server.port}")
             yield {db_id: server.url(db_id.lower()) for db_id in sqlite_files}
     elif engine == "postgres":
-        from sqlmend.bench.copydb import load_postgres
-        from sqlmend.bench.pgserver import READER as PG_READER
-        from sqlmend.bench.pgserver import PgServer
+        from sqlmend.testing.copydb import load_postgres
+        from sqlmend.testing.pgserver import READER as PG_READER
+        from sqlmend.testing.pgserver import PgServer
 
         with PgServer.start() as server:
             for db_id, path in sqlite_files.items():
@@ -110,7 +110,7 @@ def engine_targets(engine: str, sqlite_files: dict[str, Path], collation: str = 
             echo(f"postgres: {len(sqlite_files)} databases loaded into a PostgreSQL server on port {server.port}")
             yield {db_id: server.url(db_id.lower()) for db_id in sqlite_files}
     elif engine == "duckdb":
-        from sqlmend.bench.copydb import load_duckdb
+        from sqlmend.testing.copydb import load_duckdb
 
         folder = Path(tempfile.mkdtemp(prefix="sqlmend-duckdb-"))
         try:

@@ -122,10 +122,10 @@ def bench_file(ds: Any, pred: Path, *, fraction: float = 0.25, seed: int = 0, wo
                scratch: Path | None = None, cache: Path | None = None) -> dict[str, Any]:
     """``bench history`` on one prediction file (see the module doc). ``cache``: a file of the searches
     (written when absent, read when present: the decisions are then remade without searching again)."""
-    from sqlmend.bench.compare import compare
-    from sqlmend.bench.evaluate import evaluate
-    from sqlmend.bench.executor import QueryPool
-    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.evaluation.compare import compare
+    from sqlmend.evaluation.evaluate import evaluate
+    from sqlmend.evaluation.executor import QueryPool
+    from sqlmend.evaluation.suspects import gold_suspects
     from sqlmend.data.predictions import load_predictions
 
     preds = load_predictions(pred, ds)

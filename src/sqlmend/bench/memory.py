@@ -47,7 +47,7 @@ def split_for(dataset: Any, path: Path | None, fraction: float, seed: int) -> Sp
 def history_cases(dataset: Any, preds: dict[str, str], split: Split, workers: int,
                   progress: bool = True) -> dict[str, list[ConfirmedCorrection]]:
     """The confirmed corrections of the history part: wrong predictions with their gold."""
-    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.evaluation.evaluate import evaluate
     from sqlmend.data.datasets import Dataset
 
     hist = Dataset(dataset.name, [dataset.task(q) for q in split.history], db_root=dataset.db_root)
@@ -139,8 +139,8 @@ def bench_memory(pred: Path, dataset: str, split_path: Path | None, fraction: fl
 
     from sqlmend import llm
 
-    from sqlmend.bench.compare import compare
-    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.evaluation.compare import compare
+    from sqlmend.evaluation.evaluate import evaluate
     from sqlmend.data.datasets import Dataset, load_dataset
     from sqlmend.data.predictions import load_predictions
     from sqlmend.pipeline import PipelineConfig, correct_batch

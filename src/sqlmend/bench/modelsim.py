@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlmend.bench.evaluate import CachedEvaluator
+from sqlmend.evaluation.evaluate import CachedEvaluator
 from sqlmend.bench.simmodel import Oracle, Rates, ReplayedModel, SimulatedModel, SqlSource, evaluated, pool_of
 from sqlmend.types import Correction
 
@@ -164,7 +164,7 @@ def admitted_by(c: Correction) -> str | None:
 def row(pred: str, strategy: str, quality: float, before: Any, after: Any, default: Any,
         corrections: dict[str, Correction], suspects: set[str], rates: str, transport: str, part: str) -> SimRow:
     """Pair one run's evaluation with no correction's and the default correction's (same questions)."""
-    from sqlmend.bench.compare import compare
+    from sqlmend.evaluation.compare import compare
 
     vs_input, vs_default = compare(before, after, suspects), compare(default, after, suspects)
     n = vs_input.all.n
@@ -344,7 +344,7 @@ def bench_model_sim(preds: list[Path], models: list[ModelSpec], strategies: list
     """
     from sqlmend.bench.books import answer_stats
     from sqlmend.bench.memory import build_all, history_cases, split_for
-    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.evaluation.suspects import gold_suspects
     from sqlmend.data.datasets import load_dataset
     from sqlmend.data.predictions import load_predictions, shared_prediction_files
     from sqlmend.data.sampling import choose

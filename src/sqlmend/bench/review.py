@@ -41,7 +41,7 @@ def bench_review(pred: Path, dataset: str, out: Path, fraction: float = 0.25, se
         sets are identical, the items found by one side only, and the items.
     """
     from sqlmend.batch import run_file
-    from sqlmend.bench.evaluate import evaluate_run
+    from sqlmend.evaluation.evaluate import evaluate_run
     from sqlmend.bench.memory import build_all, history_cases
     from sqlmend.data.datasets import load_dataset
     from sqlmend.data.predictions import load_predictions, sniff_pred_format

@@ -354,7 +354,7 @@ def _postgres(sizes: Iterable[int], work: Path, seed: int, timeout: float,
               echo: Callable[[str], None]) -> list[SizeResult]:
     import psycopg
 
-    from sqlmend.bench.pgserver import READER, PgServer, find_bin
+    from sqlmend.testing.pgserver import READER, PgServer, find_bin
 
     if find_bin() is None:
         echo("postgres: not measured (no PostgreSQL server binaries)")

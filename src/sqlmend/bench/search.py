@@ -27,11 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlmend.bench.compare import compare
-from sqlmend.bench.evaluate import evaluate
-from sqlmend.bench.executor import QueryPool
+from sqlmend.evaluation.compare import compare
+from sqlmend.evaluation.evaluate import evaluate
+from sqlmend.evaluation.executor import QueryPool
 from sqlmend.bench.static import latency
-from sqlmend.bench.suspects import gold_suspects
+from sqlmend.evaluation.suspects import gold_suspects
 from sqlmend.data.datasets import Dataset
 from sqlmend.data.predictions import load_predictions
 from sqlmend.data.sampling import seeded_sample

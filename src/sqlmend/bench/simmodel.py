@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlmend import sql as sqlmod
-from sqlmend.bench.matching import same_set
+from sqlmend.evaluation.matching import same_set
 from sqlmend.errors import DatabaseError, ModelError, SqlError
 from sqlmend.llm.base import Backend, ChatOptions, ChatResult, Message, Usage
 
@@ -542,7 +542,7 @@ def evaluated(dataset: Any, pred_files: list[Path], workers: int = 2,
     Returns:
         ``{stem: EvalReport}`` in the files' order.
     """
-    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.evaluation.evaluate import evaluate
     from sqlmend.data.predictions import load_predictions
 
     return {Path(path).stem: evaluate(dataset, load_predictions(path, dataset), workers=workers, progress=progress,

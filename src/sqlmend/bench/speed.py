@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from sqlmend.bench.evaluate import evaluate, forget_loaded_caches
-from sqlmend.bench.executor import Query, QueryPool, run_query
+from sqlmend.evaluation.evaluate import evaluate, forget_loaded_caches
+from sqlmend.evaluation.executor import Query, QueryPool, run_query
 from sqlmend.data.datasets import Dataset
 from sqlmend.data.predictions import load_predictions
 from sqlmend.sql.safety import forget_verdicts

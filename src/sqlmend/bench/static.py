@@ -5,7 +5,7 @@ applied, guarded); the corrected file is evaluated against the gold beside the
 original (the paired report: fixed / regressed / ΔEX, all and gold-clean), and
 each rule's findings are scored against execution correctness: detection
 precision and recall per rule, over all scored predictions and over the
-gold-clean ones (:mod:`sqlmend.bench.suspects`), with the stage's latency.
+gold-clean ones (:mod:`sqlmend.evaluation.suspects`), with the stage's latency.
 A fixing rule also gets its *act precision*: a flag on a correct prediction
 counts against it only when the rule's own fix turns that prediction wrong
 (the first law is about what a fix does; a flag whose fix keeps the answer
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from sqlmend.bench.metrics import Confusion
+from sqlmend.evaluation.metrics import Confusion
 from sqlmend.progress import bar as progress_bar
 from sqlmend.types import StageTrace, Task
 
@@ -175,9 +175,9 @@ def bench_static(pred: list[Path], dataset: str = "spider-dev", timeout: float =
         ``paired``, ``gold_suspect``) and the paired reports.
     """
     from sqlmend import rules
-    from sqlmend.bench.compare import compare
-    from sqlmend.bench.evaluate import evaluate
-    from sqlmend.bench.suspects import gold_suspects
+    from sqlmend.evaluation.compare import compare
+    from sqlmend.evaluation.evaluate import evaluate
+    from sqlmend.evaluation.suspects import gold_suspects
     from sqlmend.data.datasets import load_dataset
     from sqlmend.data.predictions import load_predictions
 
@@ -244,7 +244,7 @@ def fixes_kept(ds: Any, before: Any, preds: dict[str, str], findings: dict[str, 
     Returns:
         ``{question_id: {code, ...}}``.
     """
-    from sqlmend.bench.evaluate import evaluate
+    from sqlmend.evaluation.evaluate import evaluate
     from sqlmend.errors import SqlError
     from sqlmend.rules import engine
 

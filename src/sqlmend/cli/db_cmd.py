@@ -186,7 +186,7 @@ def engines_bench_cmd(
 
     Example: sqlmend bench engines --engine mysql --pred ../shared/data/predictions/spider-dev/gpt-4_zero-shot.sql
     """
-    from sqlmend.bench.copydb import MYSQL_COLLATION
+    from sqlmend.testing.copydb import MYSQL_COLLATION
     from sqlmend.bench.engines import ENGINES, bench_engine, markdown, write
     from sqlmend.data.datasets import load_dataset
 

@@ -7,10 +7,10 @@ from typing import Optional
 
 import typer
 
-from sqlmend.bench import compare, eval_markdown, evaluate, paired_markdown, write_json, write_markdown
-from sqlmend.bench.executor import QueryPool
+from sqlmend.evaluation import compare, eval_markdown, evaluate, paired_markdown, write_json, write_markdown
+from sqlmend.evaluation.executor import QueryPool
 from sqlmend.bench.speed import time_evaluation
-from sqlmend.bench.suspects import read_suspects
+from sqlmend.evaluation.suspects import read_suspects
 from sqlmend.data import Dataset, load_dataset, load_predictions, read_tasks, write_predictions, write_tasks
 from sqlmend.data.datasets import TASK_FORMATS
 from sqlmend.data.predictions import PRED_FORMATS

@@ -1,5 +1,5 @@
 """``sqlmend bench faults``: each fault injected into real components, and what it cost
-(:mod:`sqlmend.bench.faults`)."""
+(:mod:`sqlmend.stress.faults`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from sqlmend.bench.faults import FAULTS
+from sqlmend.stress.faults import FAULTS
 from sqlmend.errors import SqlmendError
 
 
@@ -29,7 +29,7 @@ def bench_faults(
 
     Example: sqlmend bench faults --out runs/faults
     """
-    from sqlmend.bench.faults import markdown, run_faults
+    from sqlmend.stress.faults import markdown, run_faults
     from sqlmend.data.predictions import shared_prediction_files
 
     names = [s.strip() for s in only.split(",") if s.strip()] if only else None

@@ -1,5 +1,5 @@
 """``sqlmend bench fuzz``: mutated queries, odd questions and malformed files through the whole
-correction path (:mod:`sqlmend.bench.fuzz`)."""
+correction path (:mod:`sqlmend.stress.fuzz`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def bench_fuzz(
 
     Example: sqlmend bench fuzz --examples 20000 --seed 0
     """
-    from sqlmend.bench.fuzz import markdown, run_fuzz
+    from sqlmend.stress.fuzz import markdown, run_fuzz
     from sqlmend.paths import data_root as find_data_root
     from sqlmend.progress import bar
 

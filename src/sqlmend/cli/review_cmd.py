@@ -68,7 +68,7 @@ def review(
     """
     import uvicorn
 
-    from sqlmend.bench.evaluate import evaluate_run
+    from sqlmend.evaluation.evaluate import evaluate_run
     from sqlmend.memory.store import shown
     from sqlmend.review.app import create_app
 
@@ -107,7 +107,7 @@ def report(
 
     Example: sqlmend report runs/a --html runs/a/report.html
     """
-    from sqlmend.bench.evaluate import evaluate_run
+    from sqlmend.evaluation.evaluate import evaluate_run
     from sqlmend.review.report import run_markdown, run_report, write_html
 
     run = _open(run_dir, dataset, data_root)

@@ -163,7 +163,7 @@ def bench_static(
 
     Example: sqlmend bench static --pred din-sql_gpt-4.sql --write-precision --precision-file my.json
     """
-    from sqlmend.bench import paired_markdown
+    from sqlmend.evaluation import paired_markdown
     from sqlmend.bench.static import bench_static as run, default_precision_path, detection_lines, \
         precision_record
 

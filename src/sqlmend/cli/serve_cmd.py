@@ -115,7 +115,7 @@ def bench_serve(
     sqlmend bench serve --replicas 3 --requests 2000 --concurrency 32
     --stages static,memory,guard --memory-store postgresql://... --memory-items 100
     """
-    from sqlmend.bench.serve import load_bodies, run_load
+    from sqlmend.stress.serve import load_bodies, run_load
     from sqlmend.paths import data_root as find
 
     pred = pred or sorted((find(data_root) / "predictions" / "spider-dev").glob("*.sql"))[0]

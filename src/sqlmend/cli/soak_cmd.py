@@ -1,6 +1,6 @@
-"""``sqlmend bench soak`` (the service for minutes, watched for leaks: :mod:`sqlmend.bench.soak`),
+"""``sqlmend bench soak`` (the service for minutes, watched for leaks: :mod:`sqlmend.stress.soak`),
 ``sqlmend bench pathological`` (queries that never end or allocate without bound, on each engine:
-:mod:`sqlmend.bench.pathological`) and ``sqlmend bench scale`` (a correction's cost on big databases:
+:mod:`sqlmend.stress.pathological`) and ``sqlmend bench scale`` (a correction's cost on big databases:
 :mod:`sqlmend.bench.scale`)."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def bench_soak(
 
     Example: sqlmend bench soak --minutes 30 --json runs/soak.json
     """
-    from sqlmend.bench.soak import run_soak
+    from sqlmend.stress.soak import run_soak
     from sqlmend.data.predictions import shared_prediction_files
 
     try:
@@ -70,7 +70,7 @@ def bench_pathological(
 
     Example: sqlmend bench pathological --engines sqlite --json runs/patho.json
     """
-    from sqlmend.bench.pathological import markdown, run_pathological
+    from sqlmend.stress.pathological import markdown, run_pathological
 
     rows = _rows_of(lambda echo: run_pathological(
         _names(engines), work, timeout=timeout, only=_names(only) if only else None, data_root=data_root,

@@ -43,11 +43,11 @@ def eval_report(before: Any, after: Any = None, title: str | None = None, paired
     """Report data of an evaluation (``sqlmend eval``), optionally paired with a second file.
 
     Args:
-        before: the :class:`~sqlmend.bench.EvalReport` of the prediction file.
+        before: the :class:`~sqlmend.evaluation.EvalReport` of the prediction file.
         after: the report of the ``--against`` file, or None.
         title: the heading.
-        paired: with ``after``, the :class:`~sqlmend.bench.PairedReport` of the two
-            (``sqlmend.bench.compare(before, after)``, made by the caller).
+        paired: with ``after``, the :class:`~sqlmend.evaluation.PairedReport` of the two
+            (``sqlmend.evaluation.compare(before, after)``, made by the caller).
 
     Returns:
         The report data (see :func:`html`).

@@ -147,10 +147,10 @@ class Run:
     def set_verdicts(self, before: Any, after: Any) -> None:
         """Set each item's verdict from the evaluations of the original and the corrected SQL.
 
-        The evaluations are made above this package (:func:`sqlmend.bench.evaluate.evaluate_run`).
+        The evaluations are made above this package (:func:`sqlmend.evaluation.evaluate.evaluate_run`).
 
         Args:
-            before: the :class:`~sqlmend.bench.EvalReport` of the original SQL of :attr:`gold_tasks`.
+            before: the :class:`~sqlmend.evaluation.EvalReport` of the original SQL of :attr:`gold_tasks`.
             after: the report of the corrected SQL of the same tasks.
         """
         for it in self.items:

@@ -1,6 +1,6 @@
 """Property-based fuzzing (Hypothesis) of the whole correction path on the example database:
 through the Python API (``Corrector.correct`` / ``check``) and the HTTP service (FastAPI's test
-client), mutated queries (``sqlmend.bench.fuzz.SQL_MUTATIONS``) and arbitrary text.
+client), mutated queries (``sqlmend.stress.fuzz.SQL_MUTATIONS``) and arbitrary text.
 
 Properties: nothing raises; every error is a typed sqlmend error (or "empty SQL"); no stage fails
 with an untyped exception; the database's bytes are unchanged; the output is the input or one query
@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sqlmend.api import Corrector
-from sqlmend.bench.fuzz import EXAMPLE_QUERIES, SQL_MUTATIONS, TYPED, mutate
+from sqlmend.stress.fuzz import EXAMPLE_QUERIES, SQL_MUTATIONS, TYPED, mutate
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
 from sqlmend.pipeline import PipelineConfig

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sqlmend.bench.compare import PairedReport, PairedSlice
-from sqlmend.bench.evaluate import EvalReport, EvalSummary
-from sqlmend.bench.metrics import DetectionMetrics, RefinementMetrics
+from sqlmend.evaluation.compare import PairedReport, PairedSlice
+from sqlmend.evaluation.evaluate import EvalReport, EvalSummary
+from sqlmend.evaluation.metrics import DetectionMetrics, RefinementMetrics
 
 #: Ids listed at most per class in Markdown (JSON has them all).
 MAX_IDS = 60

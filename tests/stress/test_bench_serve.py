@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmend.bench.serve import load_bodies, run_load
+from sqlmend.stress.serve import load_bodies, run_load
 from sqlmend.memory.pgstore import PgMemoryStore
 
 pytestmark = pytest.mark.postgres

@@ -57,7 +57,7 @@ from sqlmend.types import Task
 #: Spider-dev databases the queries run on (small and varied: keys, text, numbers, dates).
 DATABASES = ("concert_singer", "pets_1", "car_1", "flight_2", "employee_hire_evaluation", "dog_kennels",
              "student_transcripts_tracking", "world_1")
-#: The example database made by :func:`build_example_db` (committed as tests/fuzz/data/fuzz.sqlite).
+#: The example database made by :func:`build_example_db` (committed as tests/stress/fuzz/data/fuzz.sqlite).
 EXAMPLE_DB = "fuzz"
 #: An item may do at most this many queries' work at the run's per-query limit.
 ITEM_QUERIES = 10

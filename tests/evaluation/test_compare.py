@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from sqlmend.bench import compare, evaluate, paired_markdown
-from sqlmend.bench.evaluate import EvalReport, QuestionResult
+from sqlmend.evaluation import compare, evaluate, paired_markdown
+from sqlmend.evaluation.evaluate import EvalReport, QuestionResult
 from sqlmend.data import load_predictions
 
 BEFORE, AFTER = "gpt-4_zero-shot.sql", "din-sql_gpt-4.sql"

@@ -6,7 +6,7 @@ import re
 
 from typer.testing import CliRunner
 
-from sqlmend.bench.fuzz import Fuzzer, load_seeds, make_example, markdown, run_fuzz
+from sqlmend.stress.fuzz import Fuzzer, load_seeds, make_example, markdown, run_fuzz
 from sqlmend.cli import app
 
 LINE = re.compile(r"examples (\d+), unhandled (\d+), changed databases (\d+), past limit (\d+), seconds (\d+)")

@@ -476,8 +476,8 @@ def memory_store_fault(pred: Path, work: Path, *, replicas: int = 2, clients: in
     it. Every request must be answered without error; while the store is down the memory stage
     says it skipped; after the restart it runs again; every confirmed item is stored once.
     """
-    from sqlmend.bench.pgserver import PgServer, find_bin
-    from sqlmend.bench.serve import bench_items, load_bodies, start_replicas, stop_replicas
+    from sqlmend.testing.pgserver import PgServer, find_bin
+    from sqlmend.stress.serve import bench_items, load_bodies, start_replicas, stop_replicas
     from sqlmend.memory.pgstore import PgMemoryStore
 
     if find_bin() is None:

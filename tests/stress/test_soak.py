@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmend.bench.pgserver import find_bin
-from sqlmend.bench.soak import classify, requests_mix, run_soak, slope_per_hour
+from sqlmend.testing.pgserver import find_bin
+from sqlmend.stress.soak import classify, requests_mix, run_soak, slope_per_hour
 
 pytestmark = pytest.mark.postgres
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from sqlmend.bench.evaluate import EvalReport
+from sqlmend.evaluation.evaluate import EvalReport
 from sqlmend.data.datasets import Label
 from sqlmend.errors import DatasetError
 

@@ -2,7 +2,7 @@
 
 Each query of :data:`QUERIES` is corrected through the Python API (:class:`sqlmend.api.Corrector`,
 the default stages) on world_1 as SQLite, as PostgreSQL (a throw-away server,
-:class:`~sqlmend.bench.pgserver.PgServer`, the file copied in) and as DuckDB (a copy of the file).
+:class:`~sqlmend.testing.pgserver.PgServer`, the file copied in) and as DuckDB (a copy of the file).
 Per query: the engine, wall seconds, the item's reason (its error, or the stages that ran), the
 process's resident memory after it and its peak (``VmHWM``), and whether the next, normal request
 is served with the right answer. The bound under test: an item's queries together stop within
@@ -283,7 +283,7 @@ def run_pathological(engines: list[str], work: Path, timeout: float | None = Non
         data_root: the folder holding ``spider/``.
         echo: receives a line per query.
     """
-    from sqlmend.bench.pgserver import READER, PgServer, find_bin
+    from sqlmend.testing.pgserver import READER, PgServer, find_bin
     from sqlmend.data.datasets import load_dataset
 
     source = Path(load_dataset("spider-dev", data_root=data_root).db_path("world_1"))

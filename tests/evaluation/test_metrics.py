@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmend.bench import detection_metrics, labels_from_report, refinement_metrics
-from sqlmend.bench.evaluate import EvalReport, QuestionResult
-from sqlmend.bench.report import detection_markdown, refinement_markdown
+from sqlmend.evaluation import detection_metrics, labels_from_report, refinement_metrics
+from sqlmend.evaluation.evaluate import EvalReport, QuestionResult
+from sqlmend.evaluation.report import detection_markdown, refinement_markdown
 from sqlmend.data import Label
 from sqlmend.taxonomy import to_nl2sql_bugs
 

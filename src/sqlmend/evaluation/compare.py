@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from sqlmend.bench.evaluate import EvalReport
+from sqlmend.evaluation.evaluate import EvalReport
 from sqlmend.errors import DatasetError
 
 

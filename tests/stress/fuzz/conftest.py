@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-#: The committed example database (``sqlmend.bench.fuzz.build_example_db`` wrote it).
+#: The committed example database (``sqlmend.stress.fuzz.build_example_db`` wrote it).
 EXAMPLE_DB = Path(__file__).parent / "data" / "fuzz.sqlite"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmend.bench.faults import model_fault
+from sqlmend.stress.faults import model_fault
 
 
 @pytest.mark.parametrize("mode", ["hang", "garbage"])

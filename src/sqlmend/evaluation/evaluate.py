@@ -4,12 +4,12 @@ Verdicts (:data:`VERDICTS`): ``correct`` / ``wrong`` (both executed, results dif
 BIRD's set rule) / ``pred_error`` / ``pred_timeout`` / ``gold_error`` (the gold fails or its
 database is missing: excluded and counted, never scored). Beside the set rule each scored
 question also carries ``ordered_correct``, the order- and duplicate-aware rule of
-:mod:`sqlmend.bench.matching`.
+:mod:`sqlmend.evaluation.matching`.
 
 Gold results are cached on disk per dataset (``<cache>/gold/<dataset>.pkl``), each entry
 keyed by the gold SQL, the database file's identity and the time limit.
 
->>> from sqlmend.bench import load_dataset, load_predictions, evaluate   # doctest: +SKIP
+>>> from sqlmend.evaluation import load_dataset, load_predictions, evaluate   # doctest: +SKIP
 >>> ds = load_dataset("spider-dev")                                      # doctest: +SKIP
 >>> report = evaluate(ds, load_predictions("din-sql_gpt-4.sql", ds))     # doctest: +SKIP
 >>> report.summary().correct                                             # doctest: +SKIP
@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from sqlmend.bench.executor import Outcome, Query, QueryPool
-from sqlmend.bench.matching import gold_orders, mismatch, same_ordered, same_set
+from sqlmend.evaluation.executor import Outcome, Query, QueryPool
+from sqlmend.evaluation.matching import gold_orders, mismatch, same_ordered, same_set
 from sqlmend.data.datasets import Dataset
 from sqlmend.paths import cache_dir
 from sqlmend.progress import bar as progress_bar
@@ -230,8 +230,8 @@ def _load_cache(path: Path) -> dict[str, _Gold]:
     try:
         with open(path, "rb") as f:
             data = pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError):
-        return {}
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ImportError):
+        return {}  # unreadable, or written by a version whose classes lived elsewhere: computed again
     if not isinstance(data, dict):
         return {}
     _LOADED[path] = (state, data)

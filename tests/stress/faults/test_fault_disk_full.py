@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from sqlmend.bench.faults import disk_full_fault
+from sqlmend.stress.faults import disk_full_fault
 
 
 def _can_mount(tmp_path) -> bool:

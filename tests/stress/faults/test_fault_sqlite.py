@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from sqlmend.bench.faults import _LOCKER, sqlite_fault
+from sqlmend.stress.faults import _LOCKER, sqlite_fault
 from sqlmend.db import connect
 from sqlmend.errors import DatabaseUnavailable
 from sqlmend.pipeline import Pipeline, PipelineConfig, correct_batch, read_checkpoint

@@ -6,13 +6,19 @@ import pickle
 
 import pytest
 
-from sqlmend.bench import evaluate
-from sqlmend.bench.evaluate import EvalReport, forget_loaded_caches
-from sqlmend.bench.executor import QueryPool
+from sqlmend.evaluation import evaluate
+from sqlmend.evaluation.evaluate import EvalReport, forget_loaded_caches
+from sqlmend.evaluation.executor import QueryPool
 from sqlmend.data import Dataset, load_dataset, load_predictions
 from sqlmend.types import Task
 
-from .conftest import PRED_FILES
+PRED_FILES = {  # the shared prediction files and their published correct counts (data README)
+    "din-sql_gpt-4.sql": 791,
+    "dail-sql_gpt-4.sql": 788,
+    "c3sql_gpt-3.5.sql": 769,
+    "codes-1b.sql": 743,
+    "gpt-4_zero-shot.sql": 688,
+}
 
 # (gold, prediction, verdict, ordered_correct, detail) on concert_singer, plus one on a missing database.
 HANDMADE = [
@@ -123,6 +129,23 @@ def test_gold_cache_rewritten_on_disk_is_read_again(handmade, tmp_path):
     (cache_file,) = tmp_path.glob("*.pkl")
     cache_file.write_bytes(pickle.dumps({}))  # another process emptied it
     assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == 0
+    forget_loaded_caches()
+    assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == len(HANDMADE)
+
+
+def test_a_gold_cache_of_classes_that_moved_is_computed_again(handmade, tmp_path):
+    """A cache pickled when the evaluator lived in another module (sqlmend.bench.evaluate before it
+    became sqlmend.evaluation): read as empty and written again, not a crash of `sqlmend eval`."""
+    ds, preds = handmade
+    first = evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
+    (cache_file,) = tmp_path.glob("*.pkl")
+    old = pickle.dumps({"k": first}).replace(b"sqlmend.evaluation.evaluate", b"sqlmend.evaluation.gone_awa")
+    assert b"sqlmend.evaluation.gone_awa" in old  # same length: still a valid pickle, of a module not there
+    cache_file.write_bytes(old)
+    forget_loaded_caches()
+    again = evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
+    assert again.gold_cached == 0
+    assert [r.verdict for r in again.results] == [r.verdict for r in first.results]
     forget_loaded_caches()
     assert evaluate(ds, preds, timeout=1.0, cache_root=tmp_path).gold_cached == len(HANDMADE)
 

@@ -1,12 +1,12 @@
 """``sqlmend bench soak``: the service under steady load for minutes, watched for leaks.
 
 Two ``sqlmend serve`` replicas (the default stages) on one throw-away PostgreSQL repair memory
-(:class:`~sqlmend.bench.pgserver.PgServer`, as in ``bench faults``) get a steady stream of requests
+(:class:`~sqlmend.testing.pgserver.PgServer`, as in ``bench faults``) get a steady stream of requests
 from loopback clients: the questions of a Spider-dev prediction file (good and wrong SQL, as the
 upstream system wrote it), hostile requests (writes, several statements, file functions, a path
 as a database id, a malformed or oversized body) and pathological queries (an unbounded recursive
 CTE, a cartesian product, huge blobs, hundreds of joins and UNIONs:
-:data:`sqlmend.bench.pathological.QUERIES`). Every request is
+:data:`sqlmend.stress.pathological.QUERIES`). Every request is
 sent to 127.0.0.1 only; the load is bounded in rate, in time (:data:`MAX_MINUTES`) and so in count,
 and stops by itself.
 
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlmend.bench.pathological import QUERIES
+from sqlmend.stress.pathological import QUERIES
 from sqlmend.errors import ConfigError
 
 #: A soak never runs longer than this, whatever the options say.
@@ -126,7 +126,7 @@ class SoakReport:
 def requests_mix(pred: Path, data_root: str | None = None, limit: int = 400) -> list[Request]:
     """The cycle of requests: predictions, with a hostile request every 10th and a pathological one
     every 25th."""
-    from sqlmend.bench.serve import load_bodies
+    from sqlmend.stress.serve import load_bodies
 
     good = [Request("good", json.loads(b)["question_id"], b) for b in load_bodies(pred, data_root, limit=limit)]
     hostile = [Request("hostile", n, b) for n, b in _hostile()]
@@ -247,8 +247,8 @@ def run_soak(pred: Path, work: Path, *, minutes: float = 30.0, interval: float =
     Returns:
         The :class:`SoakReport`.
     """
-    from sqlmend.bench.pgserver import PgServer, find_bin
-    from sqlmend.bench.serve import bench_items, start_replicas, stop_replicas
+    from sqlmend.testing.pgserver import PgServer, find_bin
+    from sqlmend.stress.serve import bench_items, start_replicas, stop_replicas
     from sqlmend.memory.pgstore import PgMemoryStore
 
     if find_bin() is None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmend.bench.faults import memory_store_fault
+from sqlmend.stress.faults import memory_store_fault
 
 pytestmark = pytest.mark.postgres
 
 
 def test_answers_keep_coming_the_stage_skips_and_comes_back_no_item_lost(pred, tmp_path):
-    from sqlmend.bench.pgserver import find_bin
+    from sqlmend.testing.pgserver import find_bin
 
     if find_bin() is None:
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed: run scripts/setup.sh")

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from sqlmend.bench import executor
-from sqlmend.bench.executor import Query, QueryPool, _Queues
+from sqlmend.evaluation import executor
+from sqlmend.evaluation.executor import Query, QueryPool, _Queues
 
 LOOP = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 
