@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import sqlmend
-from sqlmend.bench.copydb import load_duckdb, load_postgres
+from sqlmend.testing.copydb import load_duckdb, load_postgres
 from sqlmend.db import connect, scope
 from sqlmend.db.base import LOADED
 from sqlmend.guard import joined_schemas

@@ -80,8 +80,8 @@ def warehouse(engine: str, files: dict[str, Path], echo: Callable[[str], None] =
     of one database of ``engine``; yield its read-only URL. A PostgreSQL server is started for it and
     stopped after; a DuckDB file is made in a temporary folder and deleted after."""
     if engine == "postgres":
-        from sqlmend.bench.copydb import load_postgres
-        from sqlmend.bench.pgserver import READER, PgServer
+        from sqlmend.testing.copydb import load_postgres
+        from sqlmend.testing.pgserver import READER, PgServer
 
         with PgServer.start() as server:
             server.admin("CREATE DATABASE warehouse")
@@ -92,7 +92,7 @@ def warehouse(engine: str, files: dict[str, Path], echo: Callable[[str], None] =
             echo(f"postgres: {len(files)} databases loaded as the schemas of one database on port {server.port}")
             yield server.url("warehouse")
     elif engine == "duckdb":
-        from sqlmend.bench.copydb import load_duckdb
+        from sqlmend.testing.copydb import load_duckdb
 
         folder = Path(tempfile.mkdtemp(prefix="sqlmend-warehouse-"))
         try:
@@ -363,7 +363,7 @@ def bench_sizes(engines: tuple[str, ...] = SIZE_ENGINES, sizes: tuple[int, ...] 
         server = None
         try:
             if engine == "postgres":
-                from sqlmend.bench.pgserver import READER, PgServer
+                from sqlmend.testing.pgserver import READER, PgServer
 
                 server = PgServer.start()
             for n in sorted(sizes):

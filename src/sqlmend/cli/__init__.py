@@ -56,6 +56,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.alternatives_cmd",
     "sqlmend.cli.fuzz_cmd",
     "sqlmend.cli.names_cmd",
+    "sqlmend.cli.warehouse_cmd",
     "sqlmend.cli.soak_cmd",
 ]
 
