@@ -10,24 +10,22 @@ from sqlmend.api import Corrector
 from sqlmend.errors import ConfigError, QueryError, ReadOnlyViolation, SqlmendError
 
 
-def open_corrector(db: Corrector | str | os.PathLike, **settings: Any) -> Corrector:
-    """The Corrector an integration runs on: ``db`` itself when it is one, else one opened on a path or URL.
+def open_corrector(db: Corrector | str | os.PathLike) -> Corrector:
+    """The Corrector an integration runs on: ``db`` itself when it is one, else one opened on a path or URL
+    with sqlmend's default stages (for other settings, make the Corrector and pass it).
 
     Args:
         db: a :class:`sqlmend.Corrector` (shared, kept open by its owner), or what it takes: a SQLite path,
             ``postgresql://...``, ``duckdb:///...``, ``mysql://...``.
-        settings: :class:`sqlmend.Corrector`'s keyword arguments (``stages``, ``timeout``, ...), for a path or URL.
 
     Raises:
-        ConfigError: ``db`` of another type, or settings beside a Corrector.
+        ConfigError: ``db`` of another type.
         DatabaseNotFoundError, DatabaseError: as :class:`sqlmend.Corrector`.
     """
     if isinstance(db, Corrector):
-        if settings:
-            raise ConfigError(f"settings ({', '.join(sorted(settings))}) go to the Corrector you pass, not beside it")
         return db
     if isinstance(db, (str, os.PathLike)):
-        return Corrector(db, **settings)
+        return Corrector(db)
     raise ConfigError(f"db is a sqlmend.Corrector, a path or a URL, got {type(db).__name__}")
 
 
@@ -48,14 +46,4 @@ def not_run(answer: dict[str, Any]) -> SqlmendError:
     return exc
 
 
-def cut_error(answer: dict[str, Any], max_rows: int) -> SqlmendError:
-    """The error a runner whose only answer is its rows raises for a result it would have to cut: the first
-    rows alone would be a silent wrong answer (``.answer`` attached)."""
-    limit = f"{max_rows:,} rows" if answer["truncated_by"] == "max_rows" else "its size limit"
-    exc = QueryError(f"the result has more rows than the runner returns ({limit}): aggregate, filter or add a "
-                     "LIMIT, or raise the runner's max_rows")
-    exc.answer = answer  # type: ignore[attr-defined]
-    return exc
-
-
-__all__ = ["cut_error", "not_run", "open_corrector"]
+__all__ = ["not_run", "open_corrector"]

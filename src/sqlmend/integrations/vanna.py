@@ -36,7 +36,8 @@ from vanna.core.tool import ToolContext
 
 from sqlmend.api import Corrector
 from sqlmend.db.base import DEFAULT_MAX_ROWS, MAX_RESULT_BYTES
-from sqlmend.integrations.base import cut_error, not_run, open_corrector
+from sqlmend.errors import QueryError, SqlmendError
+from sqlmend.integrations.base import not_run, open_corrector
 from sqlmend.mcpserver import tools
 from sqlmend.mcpserver.rows import rows_limit
 
@@ -93,6 +94,16 @@ class SqlmendRunner(SqlRunner):
         return frame
 
 
+def cut_error(answer: dict[str, Any], max_rows: int) -> SqlmendError:
+    """The error for a result the runner would have to cut: its first rows alone would be a silent wrong
+    answer (``.answer`` attached)."""
+    limit = f"{max_rows:,} rows" if answer["truncated_by"] == "max_rows" else "its size limit"
+    exc = QueryError(f"the result has more rows than the runner returns ({limit}): aggregate, filter or add a "
+                     "LIMIT, or raise the runner's max_rows")
+    exc.answer = answer  # type: ignore[attr-defined]
+    return exc
+
+
 class ConversationQuestion(ToolContextEnricher):
     """Puts the user's latest message of the conversation in ``context.metadata["question"]`` for
     :class:`SqlmendRunner` (the evidence sqlmend checks a query against).
@@ -112,4 +123,4 @@ class ConversationQuestion(ToolContextEnricher):
         return context
 
 
-__all__ = ["QUESTION_KEY", "ConversationQuestion", "SqlmendRunner"]
+__all__ = ["QUESTION_KEY", "ConversationQuestion", "SqlmendRunner", "cut_error"]
