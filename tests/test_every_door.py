@@ -1,12 +1,14 @@
 """One answer on every door: the same inputs (good, wrong, hostile, empty, unknown database,
-pathological, with alternatives) through the command line, the Python API, the HTTP service and the MCP
-server give the same corrected SQL, the same findings, the same error and the same vote of the
-alternatives, for a correction and for a check.
+pathological, with alternatives) through the command line, the Python API, the HTTP service, the MCP
+server (``correct_sql``, ``check_sql``, ``run_sql``) and the framework integrations (LangChain's checker
+tool, LlamaIndex's query engine, Vanna's SQL runner) give the same corrected SQL, the same findings, the same
+error and the same vote of the alternatives, for a correction and for a check.
 
-A door is one small adapter in :data:`DOORS`: ``door(ctx, item, check) -> Answer``. To add one (the
-MCP server), write its adapter beside these and append it to ``DOORS``; nothing else changes.
-Answers are compared less the server paths the service must hide (the service's own scrubber is
-applied to every door's answer)."""
+A door is one small adapter in :data:`DOORS`: ``door(ctx, item, check) -> Answer``, or None for an input it
+cannot take (the integrations correct, they do not check; they take no alternatives or evidence; LlamaIndex's
+engine hands on the SQL its parser took out of the model's text). To add one, write its adapter beside these
+and append it to ``DOORS``; nothing else changes. Answers are compared less the server paths the service must
+hide (the service's own scrubber is applied to every door's answer)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 from fastapi.testclient import TestClient
@@ -103,9 +105,20 @@ class Doors:
                                             settings=ServiceSettings(allow_paths=True)))
         self.scrub = Scrubber(server_roots([root]))
         self.mcp: dict | None = None  # the MCP server's answers, asked once for every item
+        self._fixer: Corrector | None = None
 
     def path(self, item: Item) -> str:
         return str(self.root / item.db / f"{item.db}.sqlite")
+
+    def fixer(self) -> Corrector:
+        """The one Corrector the integrations share (an application's)."""
+        if self._fixer is None:
+            self._fixer = Corrector(self.path(ITEMS[0]), config=CONFIG, models=lambda stage: None)
+        return self._fixer
+
+    def close(self) -> None:
+        if self._fixer is not None:
+            self._fixer.close()
 
 
 def _codes(findings) -> tuple[str, ...]:
@@ -184,6 +197,10 @@ def _mcp_answers(root: Path) -> dict[tuple[str, bool], tuple[bool, dict | None, 
                                                 "evidence": item.evidence, "alternatives": list(item.alternatives)})
                     out[(item.name, check)] = (r.is_error, r.structured_content,
                                                r.content[0].text if r.content else "")
+                if _plain(item):
+                    r = await client.call_tool("run_sql", {"database": item.db, "question": item.question,
+                                                           "sql": item.sql})
+                    out[(item.name, "run")] = (r.is_error, r.structured_content, r.content[0].text if r.content else "")
         return out
 
     return anyio.run(run)
@@ -197,13 +214,119 @@ def mcp_server(doors: Doors, item: Item, check: bool) -> Answer:
         assert is_error and "unknown database 'nope'" in text and "concert_singer" in text, text
         return python_api(doors, item, check)
     assert not is_error, text
+    return _answer(body, check)
+
+
+def _answer(body: dict, check: bool = False) -> Answer:
+    """The Answer of a door that gives a correction's (or a check's) dict (mcpserver.tools')."""
     vote = next((line.split(" ", 1)[1].split(": ", 1)[1].rsplit("  (", 1)[0]
                  for line in body["explanation"].splitlines() if line.startswith("consensus ")), None)
     return Answer(None if check else body["sql"], _codes(body["findings"]), body["error"], vote)
 
 
+def _plain(item: Item) -> bool:
+    """An input an integration takes as it is: a correction of a question and a SQL (no alternatives, no evidence)."""
+    return not item.alternatives and not item.evidence
+
+
+def mcp_run_sql(doors: Doors, item: Item, check: bool) -> Answer | None:
+    if check or not _plain(item):
+        return None
+    if doors.mcp is None:
+        doors.mcp = _mcp_answers(doors.root)
+    is_error, body, text = doors.mcp[(item.name, "run")]
+    if item.db != "concert_singer":
+        assert is_error and "unknown database 'nope'" in text, text
+        return python_api(doors, item, check)
+    assert not is_error and (body["ran"] or body["refused"] or body["error"] or body["run_error"]), text
+    return _answer(body)
+
+
+def _integration(doors: Doors, item: Item, check: bool, build: Callable[[Any], Any],
+                 ask: Callable[[Any], dict]) -> Answer | None:
+    """An integration's answer: ``build(db)`` makes it on the item's database (the shared Corrector; a path
+    for the unknown one, whose error is the Corrector's), ``ask(made)`` gives sqlmend's answer it got."""
+    if check or not _plain(item):
+        return None
+    if item.db != "concert_singer":
+        try:
+            build(doors.path(item))
+        except Exception as exc:
+            return Answer(item.sql, (), error_text(exc))
+        raise AssertionError("an integration opened a database that does not exist")
+    return _answer(ask(build(doors.fixer())))
+
+
+def langchain_checker(doors: Doors, item: Item, check: bool) -> Answer | None:
+    """LangChain's ``sql_db_query_checker`` of sqlmend's toolkit: its message's artifact."""
+    pytest.importorskip("langchain_core")
+    from sqlmend.integrations.langchain import SqlmendToolkit
+
+    def ask(toolkit: Any) -> dict:
+        call = {"type": "tool_call", "id": "1", "name": "sql_db_query_checker",
+                "args": {"query": item.sql, "question": item.question}}
+        return toolkit.get_tools()[3].invoke(call).artifact
+
+    return _integration(doors, item, check, lambda db: SqlmendToolkit(db=db), ask)
+
+
+def llamaindex_engine(doors: Doors, item: Item, check: bool) -> Answer | None:
+    """LlamaIndex's ``NLSQLTableQueryEngine`` on sqlmend's database, its model answering the item's SQL."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import QueryBundle
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.indices.struct_store.sql_retriever import DefaultSQLParser
+    from llama_index.core.llms.mock import MockLLM
+    from llama_index.core.query_engine import NLSQLTableQueryEngine
+
+    from sqlmend.integrations.llamaindex import SqlmendSQLDatabase
+
+    if DefaultSQLParser().parse_response_to_sql(item.sql, QueryBundle(item.question)) != item.sql:
+        return None  # the engine hands sqlmend what its parser took out, not the item's SQL
+    answers: list[dict] = []
+
+    class Answering(MockLLM):  # LlamaIndex's mock LLM, its text-to-SQL answer the item's SQL
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            return super().complete(item.sql, formatted=formatted, **kwargs)
+
+    def ask(db: Any) -> dict:
+        engine = NLSQLTableQueryEngine(sql_database=db, llm=Answering(), synthesize_response=False,
+                                       embed_model=MockEmbedding(embed_dim=8))
+        engine.query(item.question)
+        return answers[-1]
+
+    return _integration(doors, item, check, lambda db: SqlmendSQLDatabase(db, on_answer=answers.append), ask)
+
+
+def vanna_runner(doors: Doors, item: Item, check: bool) -> Answer | None:
+    """Vanna's ``SqlRunner`` of sqlmend, the item's question in the tool context."""
+    pytest.importorskip("vanna")
+    import anyio
+    from vanna import User
+    from vanna.capabilities.sql_runner import RunSqlToolArgs
+    from vanna.core.tool import ToolContext
+    from vanna.integrations.local.agent_memory import DemoAgentMemory
+
+    from sqlmend.integrations.vanna import SqlmendRunner
+
+    answers: list[dict] = []
+    context = ToolContext(user=User(id="u"), conversation_id="c", request_id="r", agent_memory=DemoAgentMemory(),
+                          metadata={"question": item.question})
+
+    def ask(runner: Any) -> dict:
+        try:
+            anyio.run(runner.run_sql, RunSqlToolArgs(sql=item.sql), context)
+        except Exception:  # a refusal, a failing query: the runner raises, its answer was told first
+            pass
+        return answers[-1]
+
+    return _integration(doors, item, check, lambda db: SqlmendRunner(db, on_answer=answers.append), ask)
+
+
 #: Every door a correction can come through.
-DOORS: list[Callable[[Doors, Item, bool], Answer]] = [python_api, command_line, http_service, mcp_server]
+DOORS: list[Callable[[Doors, Item, bool], Answer | None]] = [
+    python_api, command_line, http_service, mcp_server, mcp_run_sql, langchain_checker, llamaindex_engine,
+    vanna_runner]
 
 
 # --- the test ---------------------------------------------------------------------------------
@@ -219,15 +342,31 @@ def doors(tmp_path_factory, spider_db):
     d = Doors(root)
     with d.client:
         yield d
+    d.close()
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
 
 @pytest.mark.parametrize("check", [False, True], ids=["correct", "check"])
 @pytest.mark.parametrize("item", ITEMS, ids=[i.name for i in ITEMS])
 def test_every_door_gives_one_answer(doors, item, check):
-    answers = {door.__name__: doors.scrub.value(door(doors, item, check).__dict__) for door in DOORS}
+    answers = {door.__name__: doors.scrub.value(answer.__dict__) for door in DOORS
+               if (answer := door(doors, item, check)) is not None}
+    assert len(answers) >= 4
     first = next(iter(answers.values()))
     assert all(a == first for a in answers.values()), json.dumps(answers, indent=1, ensure_ascii=False)
+
+
+def test_the_integrations_and_run_sql_answer_the_plain_inputs(doors):
+    """The doors that take only a question and a SQL answer those inputs (the comparison above skips a door
+    only for an input it cannot take)."""
+    plain = [i for i in ITEMS if _plain(i)]
+    for door in (mcp_run_sql, langchain_checker, vanna_runner):
+        assert all(door(doors, i, False) is not None for i in plain), door.__name__
+    taken = [i.name for i in plain if llamaindex_engine(doors, i, False) is not None]
+    assert {"good", "wrong value", "unknown column", "write", "two statements", "empty", "unknown database",
+            "nested deep", "another dialect"} <= set(taken), taken
+    wrong = next(i for i in ITEMS if i.name == "wrong value")
+    assert llamaindex_engine(doors, wrong, False).sql == "SELECT COUNT(*) FROM singer WHERE Country = 'France'"
 
 
 def test_the_answers_are_the_expected_ones(doors):

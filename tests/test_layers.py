@@ -30,7 +30,7 @@ LAYERS = {
     "batch": 10,
     "review": 11, "service": 11,
     "bench": 12, "stress": 12, "mcpserver": 12,
-    "cli": 13,
+    "cli": 13, "integrations": 13,
     "__main__": 14,
 }
 

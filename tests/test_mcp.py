@@ -1,6 +1,6 @@
 """``sqlmend mcp`` as an agent meets it: a real server subprocess driven by the official SDK's client,
-over stdio and over streamable HTTP (with and without the bearer token), on a copy of a real Spider
-database. Each server starts once for the module; one session per transport makes every call and
+over stdio and over streamable HTTP (with and without the bearer token), on copies of real Spider
+databases. Each server starts once for the module; one session per transport makes every call and
 the tests read its answers."""
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELEC
 STAGES = "static,memory,search,guard"  # no model stage: the same answers on any machine
 TIMEOUT = 0.5
 TOKEN = "test-token-7f3a"
-TOOLS_ORDER = ("list_databases", "describe_schema", "check_sql", "correct_sql")
+TOOLS_ORDER = ("list_databases", "describe_schema", "check_sql", "correct_sql", "run_sql")
+# a wide result: 4,079 rows of 20 columns, more than an answer's 64 KB
+WIDE = "SELECT * FROM city JOIN country ON city.CountryCode = country.Code"
 TOOLS = set(TOOLS_ORDER)
 
 
@@ -52,7 +54,7 @@ def _sha256(path: Path) -> str:
 
 def _command(db: Path, *extra: str) -> list[str]:
     return ["-c", "from sqlmend.cli import main; main()", "mcp", "--db", f"concert={db}",
-            "--stages", STAGES, "--timeout", str(TIMEOUT), *extra]
+            "--db", f"world={db.with_name('world_1.sqlite')}", "--stages", STAGES, "--timeout", str(TIMEOUT), *extra]
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -62,9 +64,10 @@ def _env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory, spider_db) -> Path:
-    """A copy of concert_singer: the DROP test compares its bytes before and after."""
+    """A copy of concert_singer (the DROP tests compare its bytes before and after), world_1's beside it."""
     path = tmp_path_factory.mktemp("mcp") / "concert_singer.sqlite"
     shutil.copyfile(spider_db("concert_singer"), path)
+    shutil.copyfile(spider_db("world_1"), path.with_name("world_1.sqlite"))
     return path
 
 
@@ -92,6 +95,13 @@ async def _session(client: Client) -> dict:
     await call("endless", "check_sql", {"database": "concert", "question": "how many?", "sql": ENDLESS})
     await call("endless_correct", "correct_sql", {"database": "concert", "question": "how many?", "sql": ENDLESS})
     await call("after", "correct_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
+    await call("run", "run_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
+    await call("run_as_given", "run_sql", {"database": "concert", "sql": FRANCE, "correct": False})
+    await call("run_wide", "run_sql", {"database": "world", "sql": WIDE, "max_rows": 1000})
+    await call("run_rows", "run_sql", {"database": "world", "sql": "SELECT * FROM country"})
+    await call("run_drop", "run_sql", {"database": "concert", "sql": DROP})
+    await call("run_drop_as_given", "run_sql", {"database": "concert", "sql": DROP, "correct": False})
+    await call("run_too_many", "run_sql", {"database": "concert", "sql": "SELECT 1", "max_rows": 100_000})
     return out
 
 
@@ -172,7 +182,7 @@ def answers(request):
 # --- over both transports ------------------------------------------------------------
 
 
-def test_the_four_tools_are_listed_with_schemas_and_descriptions(answers):
+def test_the_five_tools_are_listed_with_schemas_and_descriptions(answers):
     listed = answers["tools"]
     assert set(listed) == TOOLS
     for tool in listed.values():
@@ -181,6 +191,8 @@ def test_the_four_tools_are_listed_with_schemas_and_descriptions(answers):
         assert tool.annotations.read_only_hint and not tool.annotations.destructive_hint
     assert listed["correct_sql"].input_schema["required"] == ["database", "question", "sql"]
     assert "evidence" in listed["check_sql"].input_schema["properties"]
+    assert listed["run_sql"].input_schema["required"] == ["database", "sql"]
+    assert {"question", "correct", "max_rows"} <= set(listed["run_sql"].input_schema["properties"])
 
 
 def test_correct_sql_fixes_the_france_query_as_the_api_does(answers, db):
@@ -242,10 +254,13 @@ def test_a_query_past_the_time_limit_comes_back_with_the_reason(answers):
 
 def test_list_databases_and_describe_schema(answers):
     _, body, text, _ = answers["databases"]
-    assert body == {"databases": [{"name": "concert", "dialect": "sqlite",
-                                   "tables": ["stadium", "singer", "concert", "singer_in_concert"]}]}
+    assert body["databases"] == [{"name": "concert", "dialect": "sqlite",
+                                  "tables": ["stadium", "singer", "concert", "singer_in_concert"]},
+                                 {"name": "world", "dialect": "sqlite",
+                                  "tables": ["city", "country", "countrylanguage"]}]
     assert str(Path("/")) not in json.dumps(body)  # no server path
     assert text.startswith("concert (sqlite): 4 tables")
+    assert "world (sqlite): 3 tables" in text
     _, body, text, _ = answers["schema"]
     singer = next(t for t in body["tables"] if t["name"] == "singer")
     country = next(c for c in singer["columns"] if c["name"] == "Country")
@@ -253,6 +268,42 @@ def test_list_databases_and_describe_schema(answers):
     assert {"columns": ["Singer_ID"], "ref_table": "singer", "ref_columns": ["Singer_ID"]} in \
         next(t for t in body["tables"] if t["name"] == "singer_in_concert")["foreign_keys"]
     assert "'France'" in text
+
+
+def test_run_sql_runs_the_corrected_query_and_answers_its_rows(answers, db):
+    is_error, body, text, _ = answers["run"]
+    assert not is_error and body["ran"] and body["sql"] == FIXED and body["changed"]
+    assert [f["code"] for f in body["findings"]] == ["VL01"]
+    assert body["columns"] == ["COUNT(*)"] and body["rows"] == [[4]] and not body["truncated"]
+    assert text.startswith(f"corrected: {FIXED}") and text.endswith("COUNT(*)\n4\n1 row")
+    with _api(db) as fixer:  # the correction is the API's, the run is one read-only query
+        same = tools.run_sql({"concert": fixer}, "concert", FRANCE, QUESTION)
+        assert {k: v for k, v in same.items() if k != "seconds"} == {k: v for k, v in body.items() if k != "seconds"}
+        assert same["sql"] == fixer.correct(QUESTION, FRANCE).sql
+    is_error, body, _, _ = answers["run_as_given"]  # correct=false: the query as given, its (wrong) rows
+    assert not is_error and body["ran"] and body["sql"] == FRANCE and body["rows"] == [[0]] and not body["findings"]
+
+
+def test_run_sql_bounds_a_wide_answer_in_rows_and_bytes(answers):
+    is_error, body, text, _ = answers["run_wide"]
+    assert not is_error and body["ran"] and len(body["columns"]) == 20
+    assert body["truncated"] and body["truncated_by"] == "max_bytes" and 0 < body["row_count"] < 1000
+    assert len(json.dumps(body["rows"])) < 2 * 64 * 1024
+    assert text.endswith("rows shown; the result has more (the answer's size limit): aggregate, filter or add a LIMIT")
+    is_error, body, _, _ = answers["run_rows"]
+    assert not is_error and body["row_count"] == 100 and body["truncated_by"] == "max_rows"
+    is_error, _, text, _ = answers["run_too_many"]
+    assert is_error and "max_rows" in text
+
+
+def test_run_sql_refuses_a_drop_and_the_file_is_unchanged(answers):
+    for key in ("run_drop", "run_drop_as_given"):
+        is_error, body, text, _ = answers[key]
+        assert not is_error and body["refused"] and not body["ran"] and body["rows"] == []
+        assert [f["code"] for f in body["findings"]] == ["EX03"], key
+        assert "not run: the text is not one read-only query" in text
+    before, after = answers["hash"]
+    assert before == after
 
 
 # --- one transport each ---------------------------------------------------------------

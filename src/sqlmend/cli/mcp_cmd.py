@@ -40,9 +40,10 @@ def mcp(
     """Serve sqlmend's check and correction to agents over the Model Context Protocol.
 
     Tools: list_databases, describe_schema(database), check_sql(database, question, sql,
-    evidence?) and correct_sql(database, question, sql, evidence?). Only the databases given
-    here can be named; every query runs read-only and time-limited, and a text that is not one
-    read-only query is reported, never run. Over stdio, stdout carries the protocol only (logs go
+    evidence?), correct_sql(database, question, sql, evidence?) and run_sql(database, sql,
+    question?, correct?, max_rows?): the query corrected, then run, its rows bounded. Only the
+    databases given here can be named; every query runs read-only and time-limited, and a text
+    that is not one read-only query is reported, never run. Over stdio, stdout carries the protocol only (logs go
     to stderr); over HTTP the endpoint is http://HOST:PORT/mcp, with the bearer token of --token
     or $SQLMEND_TOKEN (docs/mcp.md).
 

@@ -1,6 +1,6 @@
 """The MCP server of ``sqlmend mcp`` on the official ``mcp`` SDK: stdio and streamable HTTP.
 
-:func:`build_server` registers the four tools of :mod:`sqlmend.mcpserver.tools` on an
+:func:`build_server` registers the five tools of :mod:`sqlmend.mcpserver.tools` on an
 ``MCPServer``; each tool call runs that module's function in a worker thread and answers its
 dict as structured content (with the JSON schema the tool advertises) beside a text rendering.
 An unknown database or a bad argument is a tool error (``isError``) whose message names the
@@ -29,6 +29,7 @@ from sqlmend.db.account import health as login_health
 from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.errors import ConfigError
 from sqlmend.mcpserver import tools
+from sqlmend.mcpserver.rows import MAX_RUN_ROWS, RUN_ROWS
 
 #: Where the MCP endpoint answers on HTTP.
 MCP_PATH = "/mcp"
@@ -46,8 +47,9 @@ INSTRUCTIONS = (
     "sqlmend checks and corrects SQL written for the configured databases before it is run or "
     "shown. Call list_databases for their names, describe_schema for a database's tables, "
     "columns and stored values, check_sql to learn whether a query is wrong and why (with the "
-    "database's evidence), and correct_sql for the corrected query. Queries are never run for "
-    "their effects: only one read-only SELECT/WITH is executed; anything else is reported."
+    "database's evidence), correct_sql for the corrected query, and run_sql to correct a query and "
+    "get its rows. Queries are never run for their effects: only one read-only SELECT/WITH is "
+    "executed; anything else is reported."
 )
 
 
@@ -92,6 +94,18 @@ class CheckOut(_Answer):
     wrong: bool = Field(description="some stage found something wrong")
 
 
+class RunOut(CorrectOut):
+    sql: str = Field(description="the SQL run: the guarded rewrite, or the input unchanged (correct=false: as given)")
+    ran: bool = Field(description="the query ran and its rows are here")
+    columns: list[str]
+    rows: list[list[Any]] = Field(description="the rows, each a list of values (a blob as '<blob: N bytes>')")
+    row_count: int = Field(description="rows in this answer")
+    truncated: bool = Field(description="the result has more rows than this answer holds")
+    truncated_by: str | None = Field(description="max_rows, or max_bytes: the answer's size limit")
+    seconds: float | None = Field(description="the query's time")
+    run_error: str | None = Field(description="why the query failed when it ran (the engine's error, its time limit)")
+
+
 class DatabaseOut(_Open):
     name: str
     dialect: str
@@ -131,6 +145,14 @@ Alternatives = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]] | None
                                            "rows and may answer with theirs; each is run only if it is one "
                                            "read-only query", max_length=16)]
 
+RunSql = Annotated[str, Field(description="the SQL to run (SQLite, PostgreSQL or DuckDB, as the database)",
+                              max_length=MAX_TEXT)]
+RunQuestion = Annotated[str | None, Field(description="optional: the natural-language question the SQL answers "
+                                                     "(evidence for the correction)", max_length=MAX_TEXT)]
+MaxRows = Annotated[int, Field(description=f"rows the answer holds at most (1 to {MAX_RUN_ROWS}); the answer "
+                                           "also stops at 64 KB of values and says when it was cut",
+                               ge=1, le=MAX_RUN_ROWS)]
+
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
 
@@ -167,7 +189,7 @@ def _explanation(body: dict[str, Any]) -> str:
 def build_server(correctors: tools.Correctors, deadline: float = DEADLINE) -> MCPServer:
     """The MCP server of the configured databases (``{name: Corrector}``, kept open by the caller).
 
-    ``deadline``: seconds a ``check_sql`` / ``correct_sql`` call may take; past it the call is a tool
+    ``deadline``: seconds a ``check_sql`` / ``correct_sql`` / ``run_sql`` call may take; past it the call is a tool
     error and its correction stops (:func:`_answer`).
     """
     limit_malloc_arenas()  # a long-running process (see sqlmend.db.base.MALLOC_ARENAS)
@@ -207,6 +229,17 @@ def build_server(correctors: tools.Correctors, deadline: float = DEADLINE) -> MC
         Never runs anything but one read-only query."""
         return await _answer(tools.correct_sql, _explanation, correctors, database, question, sql, evidence,
                              alternatives, deadline=deadline)
+
+    @server.tool(annotations=_READ_ONLY)
+    async def run_sql(database: Database, sql: RunSql, question: RunQuestion = None, correct: bool = True,
+                      max_rows: MaxRows = RUN_ROWS) -> Annotated[CallToolResult, RunOut]:
+        """Run one read-only SQL query and get its rows, corrected first: `sql` in the answer is the
+        query that ran (the corrected one when the database proves the input wrong, `changed` and
+        `findings` say why), `rows` its result, at most `max_rows` rows and 64 KB (`truncated` says when
+        more exist). With `correct` false the query runs as given. A text that is not one read-only
+        query (DROP, UPDATE, several statements, a function that writes) is `refused` and never run."""
+        return await _answer(tools.run_sql, tools.run_text, correctors, database, sql, question, correct,
+                             max_rows, deadline=deadline)
 
     return server
 

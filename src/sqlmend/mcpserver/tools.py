@@ -22,6 +22,12 @@ to the question, whose vote the consensus stage reports. A text that is not one 
 run. A problem of the item (an empty SQL) is the answer's ``error``, as in the API. An unknown
 database raises :class:`~sqlmend.errors.ConfigError` naming the configured ones (the server
 answers it as a tool error).
+
+``run_sql`` runs one query for the caller: corrected first (``correct_sql``'s answer) unless ``correct``
+is false, then run read-only under the Corrector's time limit, its rows bounded in count and bytes
+(:mod:`sqlmend.mcpserver.rows`). A text that is not one read-only query of allowed functions is refused
+as at every other door (``refused``, the finding ``EX03``) and never run. :func:`run_query` is the same on
+one Corrector, what the framework integrations (:mod:`sqlmend.integrations`) call.
 """
 
 from __future__ import annotations
@@ -30,8 +36,13 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from sqlmend import rules
 from sqlmend.api import CheckResult, CorrectionResult, Corrector
-from sqlmend.errors import ConfigError
+from sqlmend.db import connect
+from sqlmend.db.base import DEFAULT_MAX_ROWS, WorkBudget
+from sqlmend.errors import ConfigError, InputError, ReadOnlyViolation, SqlmendError
+from sqlmend.mcpserver.rows import RUN_BYTES, RUN_ROWS, bounded, rows_limit, table_text
+from sqlmend.pipeline import error_text
 
 #: Stored values shown per text column by :func:`describe_schema`.
 SAMPLE_VALUES = 5
@@ -103,9 +114,9 @@ def describe_schema(correctors: Correctors, database: str, values: int = SAMPLE_
             "search_path": list(schema.search_path), "tables": tables}
 
 
-def _common(database: str, result: CheckResult | CorrectionResult) -> dict[str, Any]:
-    return {"database": database, "findings": [f.to_dict() for f in result.findings],
-            "refused": result.refused, "error": result.error, "explanation": result.explain()}
+def _common(result: CheckResult | CorrectionResult) -> dict[str, Any]:
+    return {"findings": [f.to_dict() for f in result.findings], "refused": result.refused, "error": result.error,
+            "explanation": result.explain()}
 
 
 def check_sql(correctors: Correctors, database: str, question: str, sql: str,
@@ -122,7 +133,7 @@ def check_sql(correctors: Correctors, database: str, question: str, sql: str,
     """
     result = corrector_of(correctors, database).check(question, sql, evidence, alternatives=alternatives,
                                                       cancel=cancel)
-    return {"database": database, "sql": result.sql, "wrong": result.wrong, **_common(database, result)}
+    return {"database": database, "sql": result.sql, "wrong": result.wrong, **_common(result)}
 
 
 def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
@@ -140,8 +151,96 @@ def correct_sql(correctors: Correctors, database: str, question: str, sql: str,
     """
     result = corrector_of(correctors, database).correct(question, sql, evidence, alternatives=alternatives,
                                                         cancel=cancel)
-    return {"database": database, "sql": result.sql, "original_sql": result.original_sql,
-            "changed": result.changed, **_common(database, result)}
+    return {"database": database, **correction_answer(result)}
+
+
+def correction_answer(result: CorrectionResult) -> dict[str, Any]:
+    """A correction as every door answers it, less the database's name: ``sql``, ``original_sql``,
+    ``changed``, ``findings``, ``refused``, ``error``, ``explanation``."""
+    return {"sql": result.sql, "original_sql": result.original_sql, "changed": result.changed, **_common(result)}
+
+
+#: What an answer of :func:`run_query` holds when nothing ran.
+NOT_RUN = {"ran": False, "columns": [], "rows": [], "row_count": 0, "truncated": False, "truncated_by": None,
+           "seconds": None, "run_error": None}
+
+
+def run_query(fixer: Corrector, sql: str, question: str | None = None, *, correct: bool = True,
+              max_rows: int | None = RUN_ROWS, max_bytes: int = RUN_BYTES,
+              cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Correct one query (unless ``correct`` is false), then run it read-only; its rows bounded.
+
+    Args:
+        fixer: the database's Corrector (its pipeline, its time limit, its allowed functions).
+        sql: the query, untrusted.
+        question: what it answers (evidence for the correction; default none).
+        correct: correct first (:meth:`Corrector.correct`); false: run the query as given.
+        max_rows: rows the answer holds at most, 1 to the database's row cap
+            (:data:`~sqlmend.db.base.DEFAULT_MAX_ROWS`; ``run_sql``: 1 to :data:`~sqlmend.mcpserver.rows.MAX_RUN_ROWS`).
+        max_bytes: bytes of values the answer holds at most.
+        cancel: set by a caller that stops waiting: the correction and the query stop.
+
+    Returns:
+        ``correct_sql``'s answer less ``database`` (``sql`` is what ran), and ``ran``, ``columns``, ``rows``,
+        ``row_count``, ``truncated``, ``truncated_by``, ``seconds`` (the query's) and ``run_error`` (why
+        the query that ran failed). A refused text, or an ``error`` of the correction, is not run.
+
+    Raises:
+        ConfigError: ``max_rows`` out of range.
+    """
+    limit = rows_limit(max_rows, most=DEFAULT_MAX_ROWS)
+    question = question or ""
+    if correct:
+        body = correction_answer(fixer.correct(question, sql, cancel=cancel))
+    else:
+        body = {"sql": sql, "original_sql": sql, "changed": False, "findings": [], "refused": False,
+                "error": _not_text(sql), "explanation": "not corrected (correct=false): the query is run as given"}
+    if body["refused"] or body["error"]:
+        return {**body, **NOT_RUN}
+    return {**body, **_run(fixer, body, question, limit, max_bytes, cancel)}
+
+
+def _not_text(sql: Any) -> str | None:
+    """The error of a query as given that is no query at all (as the pipeline words it), else None."""
+    if not isinstance(sql, str):
+        return error_text(InputError(f"the sql is not text (got {type(sql).__name__})"))
+    return None if sql.strip() else "empty SQL"
+
+
+def _run(fixer: Corrector, body: dict[str, Any], question: str, max_rows: int, max_bytes: int,
+         cancel: threading.Event | None) -> dict[str, Any]:
+    """Run ``body["sql"]`` on a connection of its own: the run's part of the answer. A refusal found here
+    (a query run as given) adds the finding EX03, as the correction reports it."""
+    timeout = fixer.config.timeout
+    try:
+        with connect(fixer.target) as db:
+            db.allow_functions = fixer.pipeline.allow_functions  # the configuration's own pure functions
+            db.budget = WorkBudget(timeout, cancel=cancel)  # a cancelled call stops the query too
+            try:
+                result = db.execute(body["sql"], timeout=timeout, max_rows=max_rows)
+            except ReadOnlyViolation:
+                refusal = rules.check(db, body["sql"], question, codes=["EX03"])
+                return {**NOT_RUN, "refused": True, "findings": body["findings"] + [f.to_dict() for f in refusal]}
+    except (SqlmendError, UnicodeError) as exc:  # the engine failed it, its time limit, a database gone
+        return {**NOT_RUN, "run_error": error_text(exc)}
+    return {"ran": True, **bounded(result, max_rows, max_bytes), "seconds": round(result.elapsed, 4),
+            "run_error": None}
+
+
+def run_sql(correctors: Correctors, database: str, sql: str, question: str | None = None, correct: bool = True,
+            max_rows: int | None = RUN_ROWS, cancel: threading.Event | None = None) -> dict[str, Any]:
+    """One read-only query of allowed functions, corrected first unless ``correct`` is false
+    (:func:`run_query` on the database's Corrector).
+
+    Returns:
+        ``database`` and :func:`run_query`'s answer.
+
+    Raises:
+        ConfigError: an unknown database, ``max_rows`` out of range.
+    """
+    fixer = corrector_of(correctors, database)
+    return {"database": database, **run_query(fixer, sql, question, correct=correct, max_rows=rows_limit(max_rows),
+                                              cancel=cancel)}
 
 
 # --- text renderings (the tool results' text content) -------------------------
@@ -177,5 +276,22 @@ def schema_text(body: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["SAMPLE_VALUES", "check_sql", "corrector_of", "correct_sql", "databases_text", "describe_schema",
-           "list_databases", "schema_text"]
+def run_text(body: dict[str, Any]) -> str:
+    """``run_sql``'s answer for a reader: what ran (the corrected query, and the one given), the findings,
+    then the rows, or why nothing ran."""
+    lines = [f"corrected: {body['sql']}", f"  (as given: {body['original_sql']})"] if body["changed"] \
+        else [f"query: {body['sql']}"]
+    lines += [f"  {f['code']} {f['error_type']}: {f['message']}" for f in body["findings"]]
+    if body["refused"]:
+        lines.append("not run: the text is not one read-only query")
+    elif body["error"]:
+        lines.append(f"not run: {body['error']}")
+    elif body["run_error"]:
+        lines.append(f"failed: {body['run_error']}")
+    else:
+        lines.append(table_text(body))
+    return "\n".join(lines)
+
+
+__all__ = ["NOT_RUN", "SAMPLE_VALUES", "check_sql", "correction_answer", "corrector_of", "correct_sql", "databases_text",
+           "describe_schema", "list_databases", "run_query", "run_sql", "run_text", "schema_text"]
