@@ -83,7 +83,10 @@ async def _session(client: Client) -> dict:
 
     out["tools"] = {t.name: t for t in (await client.list_tools()).tools}
     await call("databases", "list_databases", {})
+    await call("tables", "list_databases", {"tables": True})
     await call("schema", "describe_schema", {"database": "concert"})
+    await call("schema_page", "describe_schema", {"database": "concert", "budget": 1024})
+    await call("schema_page2", "describe_schema", {"database": "concert", "budget": 1024, "cursor": "1"})
     await call("correct", "correct_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
     await call("check", "check_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
     await call("drop", "check_sql", {"database": "concert", "question": "q", "sql": DROP})
@@ -253,21 +256,34 @@ def test_a_query_past_the_time_limit_comes_back_with_the_reason(answers):
 
 
 def test_list_databases_and_describe_schema(answers):
-    _, body, text, _ = answers["databases"]
-    assert body["databases"] == [{"name": "concert", "dialect": "sqlite",
-                                  "tables": ["stadium", "singer", "concert", "singer_in_concert"]},
-                                 {"name": "world", "dialect": "sqlite",
-                                  "tables": ["city", "country", "countrylanguage"]}]
+    _, body, text, _ = answers["databases"]  # compact: counts by schema, names on request
+    assert body["databases"] == [{"name": "concert", "dialect": "sqlite", "relations": 4,
+                                  "schemas": [{"name": "main", "relations": 4}]},
+                                 {"name": "world", "dialect": "sqlite", "relations": 3,
+                                  "schemas": [{"name": "main", "relations": 3}]}]
     assert str(Path("/")) not in json.dumps(body)  # no server path
-    assert text.startswith("concert (sqlite): 4 tables")
-    assert "world (sqlite): 3 tables" in text
+    assert text.startswith("concert (sqlite): 4 relations")
+    assert "world (sqlite): 3 relations" in text
+    _, body, text, _ = answers["tables"]
+    assert [d["tables"] for d in body["databases"]] == [["stadium", "singer", "concert", "singer_in_concert"],
+                                                         ["city", "country", "countrylanguage"]]
     _, body, text, _ = answers["schema"]
+    assert body["relations"] == 4 and body["next_cursor"] is None
     singer = next(t for t in body["tables"] if t["name"] == "singer")
     country = next(c for c in singer["columns"] if c["name"] == "Country")
     assert "France" in country["values"] and singer["primary_key"] == ["Singer_ID"]
     assert {"columns": ["Singer_ID"], "ref_table": "singer", "ref_columns": ["Singer_ID"]} in \
         next(t for t in body["tables"] if t["name"] == "singer_in_concert")["foreign_keys"]
     assert "'France'" in text
+
+
+def test_describe_schema_pages_within_its_budget(answers):
+    """A budget that holds one relation: each page answers what fits (at least one), the cursor the next."""
+    _, first, text, _ = answers["schema_page"]
+    assert [t["name"] for t in first["tables"]] == ["stadium"] and first["next_cursor"] == "1"
+    assert "cursor='1'" in text
+    _, second, _, _ = answers["schema_page2"]
+    assert second["tables"][0]["name"] == "singer" and second["relations"] == 4
 
 
 def test_run_sql_runs_the_corrected_query_and_answers_its_rows(answers, db):

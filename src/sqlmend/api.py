@@ -552,6 +552,23 @@ class Corrector:
         with self._pool.acquire() as db:
             return db.value_index()
 
+    def relations(self) -> Schema:
+        """The database's relations by name (keys, schemas, kinds, comments, foreign keys between them): the
+        listing a big catalogue is read by (``Database.listing``), seen anew after a DDL change."""
+        with self._pool.acquire() as db:
+            db.refresh()
+            return db.listing()
+
+    @contextmanager
+    def reading(self, relations: Sequence[str]) -> Iterator[tuple[Schema, ValueIndex]]:
+        """Some relations (keys of :meth:`relations`) whole, with their row counts, and the value index of
+        their columns, read as an item reads its scope (``Database.scoped``): what costs follows the
+        relations asked for, not the catalogue. The connection is held until the block ends."""
+        with self._pool.acquire() as db:
+            db.refresh()
+            with db.scoped(list(relations)):
+                yield db.schema(), db.value_index()
+
     # --- lifetime ----------------------------------------------------------------
 
     def close(self) -> None:

@@ -865,7 +865,8 @@ class Database(ABC):
     def _counted(self, tables: list[Table]) -> list[Table]:
         """Copies of ``tables`` with their row counts, each counted once per database version in this process."""
         key = self._version()[1]
-        out: list[Table | None] = [LOADED.get("relation", f"{key}|{t.name}") if key else None for t in tables]
+        out: list[Table | None] = [t if t.row_count is not None else LOADED.get("relation", f"{key}|{t.name}")
+                                   if key else None for t in tables]  # (a whole catalogue's are counted)
         missing = [replace(t) for t, got in zip(tables, out) if got is None]
         if missing:
             with aside(self):

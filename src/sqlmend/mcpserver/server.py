@@ -106,10 +106,17 @@ class RunOut(CorrectOut):
     run_error: str | None = Field(description="why the query failed when it ran (the engine's error, its time limit)")
 
 
+class SchemaCount(_Open):
+    name: str
+    relations: int
+
+
 class DatabaseOut(_Open):
     name: str
     dialect: str
-    tables: list[str]
+    relations: int = Field(description="tables, views and materialized views the login may read")
+    schemas: list[SchemaCount] = Field(description="each schema read, with its relations")
+    tables: list[str] | None = Field(None, description="the relations' names (with tables=true)")
 
 
 class DatabasesOut(_Open):
@@ -122,11 +129,14 @@ class SchemaOut(_Open):
     schemas: list[str] = Field(default_factory=list, description="the schemas read")
     search_path: list[str] = Field(default_factory=list,
                                    description="the schemas an unqualified table name is looked up in")
-    tables: list[dict[str, Any]] = Field(description="name (schema.name outside the search path), schema, kind "
-                                                     "(table, view, materialized view), comment, row_count, "
-                                                     "primary_key, foreign_keys, columns (name, type, "
-                                                     "primary_key, not_null, comment; text columns: values, "
-                                                     "distinct_values, more_values)")
+    relations: int = Field(0, description="the relations asked for (all, or those of schema= / tables=)")
+    tables: list[dict[str, Any]] = Field(description="this page's relations: name (schema.name outside the search "
+                                                     "path), schema, kind (table, view, materialized view), "
+                                                     "comment, row_count, primary_key, foreign_keys, columns "
+                                                     "(name, type, primary_key, not_null, comment; text columns: "
+                                                     "values, distinct_values, more_values)")
+    next_cursor: str | None = Field(None, description="more relations than the answer's size holds: pass it as "
+                                                      "cursor for the next page (None on the last)")
 
 
 # --- the tools -------------------------------------------------------------------
@@ -152,6 +162,16 @@ RunQuestion = Annotated[str | None, Field(description="optional: the natural-lan
 MaxRows = Annotated[int, Field(description=f"rows the answer holds at most (1 to {MAX_RUN_ROWS}); the answer "
                                            "also stops at 64 KB of values and says when it was cut",
                                ge=1, le=MAX_RUN_ROWS)]
+
+Tables = Annotated[bool, Field(description="also list each database's relation names (as a query writes them)")]
+SchemaName = Annotated[str | None, Field(description="only the relations of this schema", max_length=256)]
+TableNames = Annotated[list[Annotated[str, Field(max_length=256)]] | None,
+                       Field(description="only these relations (as a query writes them, or plain names in any "
+                                         "schema)", max_length=200)]
+Cursor = Annotated[str | None, Field(description="next_cursor of the previous answer: the next page",
+                                     max_length=32)]
+Budget = Annotated[int, Field(description="the answer's size at most, in bytes of JSON (at least one relation)",
+                              ge=1024, le=1 << 20)]
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
@@ -197,17 +217,22 @@ def build_server(correctors: tools.Correctors, deadline: float = DEADLINE) -> MC
                        log_level="WARNING")
 
     @server.tool(annotations=_READ_ONLY)
-    async def list_databases() -> Annotated[CallToolResult, DatabasesOut]:
+    async def list_databases(tables: Tables = False) -> Annotated[CallToolResult, DatabasesOut]:
         """List the databases this server checks SQL against: name, dialect (sqlite, postgres,
-        duckdb) and table names. Use a name as the `database` argument of the other tools."""
-        return await _answer(tools.list_databases, tools.databases_text, correctors)
+        duckdb), how many relations and each schema with its count; their names with tables=true.
+        Use a name as the `database` argument of the other tools."""
+        return await _answer(tools.list_databases, tools.databases_text, correctors, tables)
 
     @server.tool(annotations=_READ_ONLY)
-    async def describe_schema(database: Database) -> Annotated[CallToolResult, SchemaOut]:
+    async def describe_schema(database: Database, schema: SchemaName = None, tables: TableNames = None,
+                              cursor: Cursor = None, budget: Budget = tools.BUDGET
+                              ) -> Annotated[CallToolResult, SchemaOut]:
         """Describe one database as sqlmend's rules see it: tables with row counts, columns with
         types, primary and foreign keys, and a few stored values of each text column (literals in
-        SQL must match these exactly, letter case included). Call it before writing SQL."""
-        return await _answer(tools.describe_schema, tools.schema_text, correctors, database)
+        SQL must match these exactly, letter case included). Call it before writing SQL. A big
+        database answers a page at a time (`next_cursor`); ask for one `schema` or some `tables`."""
+        return await _answer(tools.describe_schema, tools.schema_text, correctors, database, tools.SAMPLE_VALUES,
+                             schema, tables, budget, cursor)
 
     @server.tool(annotations=_READ_ONLY)
     async def check_sql(database: Database, question: Question, sql: Sql, evidence: Evidence = None,

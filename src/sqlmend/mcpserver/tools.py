@@ -64,18 +64,92 @@ def corrector_of(correctors: Correctors, database: str) -> Corrector:
     return found
 
 
-def list_databases(correctors: Correctors) -> dict[str, Any]:
-    """The configured databases: name, dialect and tables of each (no server path)."""
+def list_databases(correctors: Correctors, tables: bool = False) -> dict[str, Any]:
+    """The configured databases, compact: name, dialect, how many relations, and each schema with its count
+    (no server path); ``tables``: each database's relation names too (as a query writes them)."""
     out = []
     for name, fixer in correctors.items():
-        tables = [t.name for t in fixer.schema().tables]
-        out.append({"name": name, "dialect": fixer.dialect, "tables": tables})
+        listing = fixer.relations()
+        counts: dict[str, int] = {}
+        for t in listing.tables:
+            counts[t.schema] = counts.get(t.schema, 0) + 1
+        entry: dict[str, Any] = {"name": name, "dialect": fixer.dialect, "relations": len(listing.tables),
+                                 "schemas": [{"name": s, "relations": n} for s, n in counts.items() if s]}
+        if tables:
+            entry["tables"] = [t.name for t in listing.tables]
+        out.append(entry)
     return {"databases": out}
 
 
-def describe_schema(correctors: Correctors, database: str, values: int = SAMPLE_VALUES) -> dict[str, Any]:
+#: The size of :func:`describe_schema`'s answer by default (bytes of its JSON): what an agent's context
+#: holds beside its work; the rest is a ``cursor`` away.
+BUDGET = 32_768
+#: Relations :func:`describe_schema` reads at a time while it fills its answer.
+READ_AT_ONCE = 32
+
+
+def _table(t: Any, index: Any, values: int) -> dict[str, Any]:
+    """One relation as :func:`describe_schema` answers it."""
+    columns = []
+    for c in t.columns:
+        column: dict[str, Any] = {"name": c.name, "type": c.type, "primary_key": c.name in t.primary_key,
+                                  "not_null": c.not_null}
+        if c.comment:
+            column["comment"] = c.comment
+        stored = index.values(t.name, c.name) if values else []
+        if stored:
+            column.update(values=stored[:values], distinct_values=len(stored),
+                          more_values=index.is_partial(t.name, c.name))
+        columns.append(column)
+    table: dict[str, Any] = {"name": t.name, "schema": t.schema, "kind": t.kind}
+    if t.comment:
+        table["comment"] = t.comment
+    table.update({"row_count": t.row_count, "primary_key": list(t.primary_key), "columns": columns,
+                  "foreign_keys": [{"columns": fk.columns, "ref_table": fk.ref_table,
+                                    "ref_columns": fk.ref_columns} for fk in t.foreign_keys]})
+    return table
+
+
+def _chosen(listing: Any, schema: str | list[str] | None, tables: list[str] | None) -> list[str]:
+    """The keys of the relations asked for: of ``schema`` (a name or names), of ``tables`` (names as a query
+    writes them, or plain names in any schema), all of them by default.
+
+    Raises:
+        ConfigError: a schema or table the database does not have (the message names the close ones).
+    """
+    from sqlmend.sql.resolve import closest
+
+    keep = listing.tables
+    if schema:
+        wanted = {schema.lower()} if isinstance(schema, str) else {s.lower() for s in schema}
+        known = {t.schema.lower() for t in keep if t.schema}
+        missing = sorted(wanted - known)
+        if missing:
+            raise ConfigError(f"no schema {', '.join(missing)} in this database; its schemas: "
+                              f"{', '.join(listing.schemas) or 'none'}")
+        keep = [t for t in keep if (t.schema or "").lower() in wanted]
+    if tables:
+        picked: list[Any] = []
+        for name in tables:
+            found = [t for t in keep if t.name.lower() == name.lower()] or \
+                [t for t in keep if t.full_name.lower() == name.lower()] or \
+                [t for t in keep if t.relname.lower() == name.lower()]
+            if not found:
+                near = closest(name, [t.name for t in keep])
+                raise ConfigError(f"no relation {name!r}" + (f" in schema {schema}" if schema else "") +
+                                  (f"; close: {', '.join(near)}" if near else ""))
+            picked += [t for t in found if t not in picked]
+        order = {id(t): i for i, t in enumerate(listing.tables)}
+        keep = sorted(picked, key=lambda t: order[id(t)])
+    return [t.name for t in keep]
+
+
+def describe_schema(correctors: Correctors, database: str, values: int = SAMPLE_VALUES,
+                    schema: str | list[str] | None = None, tables: list[str] | None = None,
+                    budget: int = BUDGET, cursor: str | None = None) -> dict[str, Any]:
     """Relations (tables, views, materialized views), columns, keys, row counts and comments of one
-    database, and a few stored values per text column.
+    database, and a few stored values per text column, within ``budget`` bytes; ``next_cursor`` pages
+    through the rest.
 
     A relation's ``name`` is the one a query writes: its plain name where the search path finds it,
     else ``schema.name``; ``schema`` is the schema that holds it, ``kind`` says table, view or
@@ -85,33 +159,60 @@ def describe_schema(correctors: Correctors, database: str, values: int = SAMPLE_
     ``values`` distinct ones); ``distinct_values`` counts what the index holds for the column and
     ``more_values`` is true when the column had more than the index keeps.
 
+    Only the relations of the answer are read (their columns, counts and values), so an answer costs what
+    its relations cost, not the catalogue: a warehouse of thousands of relations answers a page at a time.
+
+    Args:
+        values: stored values shown per text column (0: none).
+        schema: only the relations of this schema (or these schemas).
+        tables: only these relations (names as a query writes them, or plain names in any schema).
+        budget: the answer's size at most, in bytes of JSON (at least one relation is answered).
+        cursor: ``next_cursor`` of the previous answer: the page after it.
+
+    Returns:
+        ``database``, ``dialect``, ``schemas``, ``search_path``, ``relations`` (how many were asked for),
+        ``tables`` (this page's), ``next_cursor`` (None on the last page).
+
     Raises:
-        ConfigError: an unknown database.
+        ConfigError: an unknown database, schema or table, or a cursor this question did not give.
     """
+    import json
+
     fixer = corrector_of(correctors, database)
-    schema, index = fixer.schema(), fixer.value_index()
-    tables = []
-    for t in schema.tables:
-        columns = []
-        for c in t.columns:
-            column: dict[str, Any] = {"name": c.name, "type": c.type, "primary_key": c.name in t.primary_key,
-                                      "not_null": c.not_null}
-            if c.comment:
-                column["comment"] = c.comment
-            stored = index.values(t.name, c.name)
-            if stored:
-                column.update(values=stored[:values], distinct_values=len(stored),
-                              more_values=index.is_partial(t.name, c.name))
-            columns.append(column)
-        table: dict[str, Any] = {"name": t.name, "schema": t.schema, "kind": t.kind}
-        if t.comment:
-            table["comment"] = t.comment
-        table.update({"row_count": t.row_count, "primary_key": list(t.primary_key), "columns": columns,
-                      "foreign_keys": [{"columns": fk.columns, "ref_table": fk.ref_table,
-                                        "ref_columns": fk.ref_columns} for fk in t.foreign_keys]})
-        tables.append(table)
-    return {"database": database, "dialect": fixer.dialect, "schemas": schema.schemas,
-            "search_path": list(schema.search_path), "tables": tables}
+    listing = fixer.relations()
+    keys = _chosen(listing, schema, tables)
+    start = _offset(cursor, len(keys))
+    body: dict[str, Any] = {"database": database, "dialect": fixer.dialect, "schemas": listing.schemas,
+                            "search_path": list(listing.search_path), "relations": len(keys), "tables": [],
+                            "next_cursor": None}
+    size = len(json.dumps(body, default=str))
+    at = start
+    while at < len(keys) and body["next_cursor"] is None:
+        chunk = keys[at:at + READ_AT_ONCE]
+        with fixer.reading(chunk) as (read, index):
+            for t in read.tables:
+                entry = _table(t, index, values)
+                grown = len(json.dumps(entry, default=str)) + 2
+                if body["tables"] and size + grown > budget:
+                    body["next_cursor"] = str(at)
+                    break
+                body["tables"].append(entry)
+                size += grown
+                at += 1
+    return body
+
+
+def _offset(cursor: str | None, total: int) -> int:
+    """Where a page starts (``cursor``: the previous answer's ``next_cursor``).
+
+    Raises:
+        ConfigError: a cursor that is not one.
+    """
+    if cursor is None or cursor == "":
+        return 0
+    if not cursor.isdigit() or not 0 < int(cursor) < total:
+        raise ConfigError(f"cursor {cursor!r} is not a next_cursor of this question (ask again without it)")
+    return int(cursor)
 
 
 def _common(result: CheckResult | CorrectionResult) -> dict[str, Any]:
@@ -248,8 +349,12 @@ def run_sql(correctors: Correctors, database: str, sql: str, question: str | Non
 
 def databases_text(body: dict[str, Any]) -> str:
     """``list_databases``'s answer for a reader: one line per database."""
-    lines = [f"{d['name']} ({d['dialect']}): {len(d['tables'])} tables: {', '.join(d['tables'])}"
-             for d in body["databases"]]
+    lines = []
+    for d in body["databases"]:
+        schemas = ", ".join(f"{s['name']} ({s['relations']})" for s in d["schemas"]) if len(d["schemas"]) > 1 else ""
+        tables = f": {', '.join(d['tables'])}" if d.get("tables") is not None else ""
+        lines.append(f"{d['name']} ({d['dialect']}): {d['relations']} relations" +
+                     (f" in {len(d['schemas'])} schemas: {schemas}" if schemas else "") + tables)
     return "\n".join(lines) or "no databases configured"
 
 
@@ -273,6 +378,9 @@ def schema_text(body: dict[str, Any]) -> str:
         lines.append(f"{t['name']}{kind} ({t['row_count']} rows){about}: " + "; ".join(cols))
         lines += [f"  {t['name']}.{', '.join(fk['columns'])} -> {fk['ref_table']}.{', '.join(fk['ref_columns'])}"
                   for fk in t["foreign_keys"]]
+    if body.get("next_cursor"):
+        lines.append(f"{len(body['tables'])} of {body['relations']} relations shown; the next page: "
+                     f"cursor={body['next_cursor']!r} (or ask for a schema= or tables=)")
     return "\n".join(lines)
 
 
@@ -293,5 +401,5 @@ def run_text(body: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["NOT_RUN", "SAMPLE_VALUES", "check_sql", "correction_answer", "corrector_of", "correct_sql", "databases_text",
+__all__ = ["BUDGET", "NOT_RUN", "SAMPLE_VALUES", "check_sql", "correction_answer", "corrector_of", "correct_sql", "databases_text",
            "describe_schema", "list_databases", "run_query", "run_sql", "run_text", "schema_text"]
