@@ -56,7 +56,7 @@ from sqlmend.db.account import WARNINGS, Login, check_login, refusal
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
 from sqlmend.taxonomy import REFUSED
-from sqlmend.types import Correction, Finding, Schema, StageTrace, Task
+from sqlmend.types import Correction, Finding, Schema, StageTrace, Table, Task
 
 #: Stages that only look; :meth:`Corrector.check` runs those of the configuration (the consensus stage
 #: reports the alternatives' vote there and replaces nothing).
@@ -558,6 +558,13 @@ class Corrector:
         with self._pool.acquire() as db:
             db.refresh()
             return db.listing()
+
+    def definitions(self, relations: Sequence[str]) -> list[Table]:
+        """Some relations (keys of :meth:`relations`) whole: columns, types, keys, comments (no values, and
+        no row counts on a big catalogue), each read once per catalogue version in this process."""
+        with self._pool.acquire() as db:
+            db.refresh()
+            return db.definitions(list(relations))
 
     @contextmanager
     def reading(self, relations: Sequence[str]) -> Iterator[tuple[Schema, ValueIndex]]:

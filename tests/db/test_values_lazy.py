@@ -13,7 +13,7 @@ import pytest
 import sqlmend
 from sqlmend.bench.scale import generate_sqlite
 from sqlmend.db import connect, scope, values
-from sqlmend.db.base import LOADED
+from sqlmend.db.base import forget
 from sqlmend.db.values import ValueIndex, column_file
 
 
@@ -26,9 +26,9 @@ def shop_file(tmp_path_factory):
 def shop(shop_file, cache_root, monkeypatch):
     monkeypatch.setattr(values, "LAZY_ROWS", 1000)  # orders (3,000 rows) is big, customer (1,000) is not
     monkeypatch.setattr(scope, "SCOPE_ABOVE", 1000)  # its 503 tables read whole, as a database's index
-    LOADED._items.clear()
+    forget()
     yield shop_file
-    LOADED._items.clear()
+    forget()
 
 
 def _statements(db) -> list[str]:
@@ -49,7 +49,7 @@ def test_a_big_column_is_read_on_first_use_and_kept_for_the_next_process(shop):
         seen.clear()
         vi.contains("orders", "status", "x")
         assert not seen
-    LOADED._items.clear()  # a new process: the index file and the column's sidecar, no scan
+    forget()  # a new process: the index file and the column's sidecar, no scan
     with connect(shop) as db:
         seen = _statements(db)
         vi = db.value_index()

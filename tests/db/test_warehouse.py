@@ -10,7 +10,7 @@ import pytest
 import sqlmend
 from sqlmend.testing.copydb import load_duckdb, load_postgres
 from sqlmend.db import connect, scope
-from sqlmend.db.base import LOADED
+from sqlmend.db.base import forget
 from sqlmend.guard import joined_schemas
 from sqlmend.sql.names import NameIndex, match
 from pg_server import READER
@@ -41,9 +41,9 @@ def duck_warehouse(spider_db, tmp_path_factory):
 def scoped(monkeypatch, cache_root):
     """Read the warehouse by scope, as a catalogue of thousands of relations is (its 11 relations are few)."""
     monkeypatch.setattr(scope, "SCOPE_ABOVE", 4)
-    LOADED._items.clear()
+    forget()
     yield
-    LOADED._items.clear()
+    forget()
 
 
 @pytest.fixture(params=["postgres", "duckdb"])

@@ -288,7 +288,8 @@ def fetch_capped(fetchmany: Any, columns: int, max_rows: int, max_bytes: int = M
 
 
 class _Loaded:
-    """Schemas and value indexes already read in this process, by the database's cache key.
+    """Schemas, listings, relations' definitions and value indexes already read in this process, by the
+    database's cache key.
 
     A service opens one connection per request; without this each request would
     read the schema again and load the value index from its cache file again
@@ -320,6 +321,15 @@ class _Loaded:
 
 
 LOADED = _Loaded()
+#: A big catalogue's relations, one entry each (their definitions, counts and values: ``Database.scoped``).
+RELATIONS = _Loaded(size=4096)
+
+
+def forget() -> None:
+    """Drop everything this process read of every database (as a new process starts: tests)."""
+    for loaded in (LOADED, RELATIONS):
+        with loaded._lock:
+            loaded._items.clear()
 
 
 def _disk_stamp(db: Database) -> str | None:
@@ -410,6 +420,9 @@ class Scope:
     schema: Schema
     values: Any = None
 
+
+#: Relations :meth:`Database.definitions` reads the definitions of in one go (one set of catalogue queries).
+DEFINED_AT_ONCE = 500
 
 #: Bump when the layout of a catalogue's listing kept on disk changes.
 CATALOGUE_VERSION = 3
@@ -836,7 +849,7 @@ class Database(ABC):
         :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations (:meth:`sqlmend.db.scope.CatalogueIndex.relations`).
         """
         listing = self.listing()
-        counted = self._counted(self._definitions(relations))
+        counted = self._counted(self.definitions(relations))
         schema = Schema(tables=counted, dialect=listing.dialect, search_path=list(listing.search_path))
         scope, saved = Scope(schema=schema), self._values
         self._scope, self._values = scope, None
@@ -845,27 +858,28 @@ class Database(ABC):
         finally:
             self._scope, self._values = None, saved
 
-    def _definitions(self, relations: list[str]) -> list[Table]:
-        """The whole definitions of ``relations`` (keys of the listing, in its order), each read once per
-        catalogue version in this process."""
+    def definitions(self, relations: list[str]) -> list[Table]:
+        """The whole definitions (columns, types, keys, comments; no row counts on a big catalogue) of
+        ``relations`` (keys of :meth:`listing`, kept in its order), each read once per catalogue version in
+        this process, :data:`DEFINED_AT_ONCE` to a read."""
         if self._schema is not None:
             return [t for t in (self._schema.table(k) for k in relations) if t is not None]
         listing, key = self.listing(), self._version()[0]
         named = [t for t in (listing.table(k) for k in relations) if t is not None]
-        found = {t.name: LOADED.get("definition", f"{key}|{t.name}") if key else None for t in named}
+        found = {t.name: RELATIONS.get("definition", f"{key}|{t.name}") if key else None for t in named}
         missing = [t for t in named if found[t.name] is None]
-        if missing:
+        for i in range(0, len(missing), DEFINED_AT_ONCE):
             with aside(self):
-                for t in self._define(missing):
+                for t in self._define(missing[i:i + DEFINED_AT_ONCE]):
                     found[t.name] = t
                     if key:
-                        LOADED.put("definition", f"{key}|{t.name}", t)
+                        RELATIONS.put("definition", f"{key}|{t.name}", t)
         return [found[t.name] for t in named if found.get(t.name) is not None]
 
     def _counted(self, tables: list[Table]) -> list[Table]:
         """Copies of ``tables`` with their row counts, each counted once per database version in this process."""
         key = self._version()[1]
-        out: list[Table | None] = [t if t.row_count is not None else LOADED.get("relation", f"{key}|{t.name}")
+        out: list[Table | None] = [t if t.row_count is not None else RELATIONS.get("relation", f"{key}|{t.name}")
                                    if key else None for t in tables]  # (a whole catalogue's are counted)
         missing = [replace(t) for t, got in zip(tables, out) if got is None]
         if missing:
@@ -875,7 +889,7 @@ class Database(ABC):
             out = [got if got is not None else next(made) for got in out]
             for t in missing:
                 if key:
-                    LOADED.put("relation", f"{key}|{t.name}", t)
+                    RELATIONS.put("relation", f"{key}|{t.name}", t)
         return [t for t in out if t is not None]
 
     def _count_rows(self, tables: list[Table]) -> None:

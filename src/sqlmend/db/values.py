@@ -382,14 +382,14 @@ class ValueIndex:
             tables: the relations (with their row counts).
             rebuild: read each relation again.
         """
-        from sqlmend.db.base import LOADED
+        from sqlmend.db.base import RELATIONS
 
         start = time.perf_counter()
         key = db.cache_key()
         whole = _Part()
         for table in tables:
             name = f"{key}|{table.name}" if key else None
-            part = None if rebuild or name is None else LOADED.get("relvalues", name)
+            part = None if rebuild or name is None else RELATIONS.get("relvalues", name)
             if part is None:
                 path = relation_file(key, table.name) if key else None
                 part = None if rebuild or path is None else _Part.load(path)
@@ -401,7 +401,7 @@ class ValueIndex:
                     part.read(db, table, MAX_DISTINCT, 60.0, read)
                     if path is not None:
                         part.save(path)
-                LOADED.put("relvalues", name, part)
+                RELATIONS.put("relvalues", name, part)
             whole.merge(part)
         return cls(whole.columns, whole.partial, build_seconds=time.perf_counter() - start, lazy=whole.lazy,
                    other=whole.other, key=key)
