@@ -9,11 +9,13 @@ sees its *scope* (:meth:`CatalogueIndex.relations`), so that its cost follows it
 
 * every relation its queries (the input and the alternatives) name, by key (``sales.orders``, or the
   plain name the search path finds);
-* for a relation it names that the catalogue does not have, the relations that match it best
-  (:class:`sqlmend.sql.names.NameIndex`: the same ranking as the static rules', read from an index):
-  ``people`` in a warehouse of 163 schemas is each schema's ``people``, for the rules to choose among
-  with the whole query's evidence (:mod:`sqlmend.rules.names`);
-* the relations a foreign key links to any of those (a join path the search may need).
+* for a relation it names that the catalogue does not have, the relations that match it
+  (:class:`sqlmend.sql.names.NameIndex`: the same ranking as the static rules', read from an index; at
+  most :data:`MAX_CANDIDATES`): ``people`` in a warehouse of 163 schemas is each schema's ``people``, and
+  ``Address`` is ``sakila_1.address`` and each schema's ``addresses``, for the rules to choose among with
+  the whole query's evidence (:mod:`sqlmend.rules.names`);
+* the relations a foreign key links to any of those but a name's weaker matches (a join path the search
+  may need).
 
 A text that does not parse names the relations whose name it writes as a word. The scope is a function
 of the texts and the catalogue alone, so an item's answer does not depend on what ran before it.
@@ -75,6 +77,7 @@ class CatalogueIndex:
             dialect: their dialect.
         """
         found: set[str] = set()
+        lone: set[str] = set()  # candidates whose neighbours are not brought (a name's weaker matches)
         for text in texts:
             named = table_names(text, dialect) if text and text.strip() else []
             if not named and text and text.strip():  # does not parse: the relations it writes by name
@@ -88,9 +91,9 @@ class CatalogueIndex:
                 if table is not None:
                     found.add(table.name.lower())
                     continue
-                matches = self.names.match(name)
-                best = [m for m in matches if m.rank == matches[0].rank] if matches else []
-                found.update(m.name.lower() for m in best[:MAX_CANDIDATES])
+                matches = self.names.match(name)[:MAX_CANDIDATES]
+                found.update(m.name.lower() for m in matches if m.rank == matches[0].rank)
+                lone.update(m.name.lower() for m in matches if m.rank != matches[0].rank)
         for key in list(found):
             found.update(self.links.get(key, ()))
-        return sorted(found, key=self.order.__getitem__)
+        return sorted(found | lone, key=self.order.__getitem__)

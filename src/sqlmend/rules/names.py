@@ -100,24 +100,28 @@ class SchemaChoice:
 
     schema: str
     assignment: dict[str, names.NameMatch]  # NameRepair.key -> the table of this schema it reads
-    misses: int  # the query's columns that its tables, so read, do not have (or hold twice)
+    misses: int  # the query's columns that its tables, so read, do not have (or hold twice), nor by spelling
     stored: int  # compared literals that a column of these tables stores
+    spelled: int  # the query's columns its tables have only in another spelling (``captain_age``: ``age``)
     rank: tuple[tuple[int, int], ...]  # the names' match ranks, in the order of the query's unknown tables
     words: int  # the question's words that the query does not write and the schema's name does
 
     @property
     def fits(self) -> bool:
-        """Whether every column of the query is found, once, in its tables so read."""
+        """Whether every column of the query is found in its tables so read (as written or in another
+        spelling the column rules restore)."""
         return self.misses == 0
 
     def key(self) -> tuple:
-        """Best first: fits, stores the query's literals, matches the names closer, the question's words
-        name the schema."""
-        return (self.misses, -self.stored, self.rank, -self.words)
+        """Best first: fits, stores the query's literals, needs fewer columns respelled, matches the names
+        closer, the question's words name the schema."""
+        return (self.misses, -self.stored, self.spelled, self.rank, -self.words)
 
     def describe(self) -> str:
-        """``poker_player (fits; stores 1 literal; 2 question words)``."""
+        """``poker_player (fits; stores 1 literal(s); 0 question word(s): poker_player.people)``."""
         how = "fits" if self.fits else f"{self.misses} column(s) not found"
+        if self.spelled:
+            how += f", {self.spelled} in another spelling"
         return (f"{self.schema} ({how}; stores {self.stored} literal(s); {self.words} question word(s): "
                 f"{', '.join(m.name for m in self.assignment.values())})")
 
@@ -471,16 +475,21 @@ def _read_choice(s: str, assignment: dict[str, names.NameMatch], tree: Any, sche
         if qual in renames and qual not in aliases:
             col.set("table", ast.to_identifier(renames[qual].relname))
     resolver = Resolver(work, schema)
-    misses = stored = 0
+    misses = stored = spelled = 0
     chosen = {t.name.lower() for t in renames.values()}
+    offered = [(c.name, t.name) for t in renames.values() for c in t.columns]
     for col in work.find_all(ast.Column):
         if isinstance(col.this, ast.Star) or not col.name:
             continue
         b = resolver.resolve(col)
         bare = b.status == "alias" and col.name.lower() not in b.scope.output_names(aliases_only=True)
         if bare or b.status in ("unknown", "ambiguous", "unknown_qualifier", "unknown_table"):
-            misses += 1  # (a bare column of the SELECT list names itself, not an alias)
+            # (a bare column of the SELECT list names itself, not an alias)
+            if b.status != "ambiguous" and any(m.proof for m in names.match(col.name, offered)):
+                spelled += 1
+            else:
+                misses += 1
         elif values is not None and b.table and b.table.lower() in chosen:
             stored += sum(_stores(values, b.table, col.name, lit) for lit in _literals(col))
     words = len({names.singular(w) for w in names.words(s)} & q)
-    return SchemaChoice(s, assignment, misses, stored, tuple(m.rank for m in assignment.values()), words)
+    return SchemaChoice(s, assignment, misses, stored, spelled, tuple(m.rank for m in assignment.values()), words)

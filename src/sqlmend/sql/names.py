@@ -158,11 +158,20 @@ def _owner_prefixed(a: str, b: str, owner: str) -> int | None:
 
 
 def _reason(unknown: str, name: str, owner: str | None) -> tuple[str, int] | None:
-    """``(reason, distance)`` of the strongest normalization under which ``unknown`` is ``name``."""
+    """``(reason, distance)`` of the strongest normalization under which ``unknown`` is ``name``.
+
+    A table's key ``schema.name`` (a schema the search path does not reach) is matched by its own name:
+    as written but for case (``schema``), else as any name is (``employee`` / ``hr.employees``: plural);
+    a column's table by its own name too (``captain_age`` / ``age`` of ``ship_1.captain``: prefix)."""
     if unknown.casefold() == name.casefold():
         return ("case", 0)
-    if owner is None and "." in name and unknown.casefold() == name.rpartition(".")[2].casefold():
-        return ("schema", 0)  # a table's key "schema.name": the name in a schema the search path does not reach
+    if owner is None and "." in name and "." not in unknown:
+        own = name.rpartition(".")[2]
+        if unknown.casefold() == own.casefold():
+            return ("schema", 0)
+        name = own
+    if owner is not None and "." in owner:
+        owner = owner.rpartition(".")[2]
     uw, nw = words(unknown), words(name)
     if not uw or not nw:
         return None
