@@ -257,22 +257,27 @@ class SecondLaw:
         clauses = dropped_clauses(self.original, candidate_sql, self.dialect)
         if clauses:
             return f"it drops part of the query: {'; '.join(clauses)}"
-        added = [t for t in table_names(candidate_sql, self.dialect, self.db.schema()) if t not in self.tables]
-        unrelated = self._unrelated(added)
+        written = table_names(candidate_sql, self.dialect, self.db.schema())
+        added = [t for t in written if t not in self.tables]
+        unrelated = self._unrelated(added, len(written))
         if unrelated:
             return f"it adds a table the query does not ask for ({', '.join(unrelated)})"
         return joined_schemas(self.db, self.original, candidate_sql)
 
-    def _unrelated(self, added: list[str]) -> list[str]:
+    def _unrelated(self, added: list[str], count: int | None = None) -> list[str]:
         """The tables of ``added`` the query does not ask for: not a rename of a table the schema does not
-        have, not a table it qualifies a column with, not one holding a column the query names that its
-        tables lack, nor a table a foreign key links to the query and to such a table (a bridge)."""
+        have (one that matches its name, or, by meaning, one in its place: as many tables or fewer, no
+        more added than the query has unknown), not a table it qualifies a column with, not one holding a
+        column the query names that its tables lack, nor a table a foreign key links to the query and to
+        such a table (a bridge)."""
         if not added:
             return []
         schema = self.db.schema()
         if self._unresolved is None:
             self._unresolved = _unresolved(self.original, schema, self.dialect)
         tables, columns, qualifiers = self._unresolved
+        if tables and count is not None and count <= len(self.tables) and len(added) <= len(tables):
+            return []  # each takes the place of a table the schema does not have
         owned = {t.name.lower(): [c.name for c in t.columns] for t in schema.tables}
         asked = {t for t in added
                  if t in qualifiers or any(names.match(u, [t]) for u in tables)

@@ -76,7 +76,7 @@ def _single_quoted(gold: str, schema: Any) -> str:
 
 
 def make_cases(ds: Any, per_kind: int, seed: int = 0, counts: tuple[int, ...] = (1, 2), timeout: float = 10.0,
-               db_ids: set[str] | None = None) -> list[Case]:
+               db_ids: set[str] | None = None, kinds: tuple[str, ...] = KINDS) -> list[Case]:
     """Up to ``per_kind`` failing variants per kind and name count, from the golds of ``ds`` taken in a
     seeded order (on ``db_ids`` only, when given); each question gives at most one variant per kind and
     count."""
@@ -85,7 +85,7 @@ def make_cases(ds: Any, per_kind: int, seed: int = 0, counts: tuple[int, ...] = 
     out: list[Case] = []
     gold_rows: dict[str, list[tuple] | None] = {}
     with ds.databases() as conn:
-        for kind in KINDS:
+        for kind in kinds:
             for count in counts:
                 found = 0
                 order = list(tasks)
@@ -193,7 +193,7 @@ def _databases(ds: Any, cases: list[Case], n: int, seed: int) -> set[str]:
 
 def bench_names(ds: Any, engines: tuple[str, ...] = ("sqlite",), per_kind: int = 60, seed: int = 0,
                 workers: int = 2, timeout: float = 10.0, pg_databases: int = 6,
-                echo: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+                echo: Callable[[str], None] = lambda line: None, kinds: tuple[str, ...] = KINDS) -> dict[str, Any]:
     """Measure (see the module doc) on each of ``engines``.
 
     Args:
@@ -214,9 +214,9 @@ def bench_names(ds: Any, engines: tuple[str, ...] = ("sqlite",), per_kind: int =
         raise ValueError(f"unknown engine {', '.join(unknown)}; known: {', '.join(ENGINES)}")
     config = PipelineConfig(workers=workers, timeout=timeout)
     run = Runner(timeout)
-    report: dict[str, Any] = {"dataset": ds.name, "seed": seed, "per_kind": per_kind}
+    report: dict[str, Any] = {"dataset": ds.name, "seed": seed, "per_kind": per_kind, "asked": list(kinds)}
     try:
-        cases = make_cases(ds, per_kind, seed, timeout=timeout)
+        cases = make_cases(ds, per_kind, seed, timeout=timeout, kinds=kinds)
         if "sqlite" in engines:
             echo(f"sqlite: {len(cases)} variants; correcting")
             outputs = correct_batch([c.task for c in cases], config, progress=False, db_root=ds.db_root)
@@ -224,7 +224,7 @@ def bench_names(ds: Any, engines: tuple[str, ...] = ("sqlite",), per_kind: int =
                                 **_tally(cases, outputs, lambda c: ds.db_path(c.task.db_id), run, "sqlite")}
         if "postgres" in engines:
             chosen = _databases(ds, cases, pg_databases, seed)
-            cases = make_cases(ds, per_kind, seed, timeout=timeout, db_ids=chosen)
+            cases = make_cases(ds, per_kind, seed, timeout=timeout, db_ids=chosen, kinds=kinds)
             with engine_targets("postgres", {d: ds.db_path(d) for d in sorted(chosen)}, echo=echo) as targets:
                 carried = _carry(cases, ds, targets, run, timeout)
                 echo(f"postgres: {len(carried)} variants of {len(cases)} carried over; correcting")
@@ -256,7 +256,7 @@ def markdown(report: dict[str, Any]) -> str:
         for kind, n, c in rows:
             d = c.get("cases", 0)
             lines.append(f"| {kind} | {n} | {d} | " + " | ".join(_pct(c.get(o, 0), d) for o in OUTCOMES) + " |")
-        missing = [k for k in KINDS if k not in r["kinds"]]
+        missing = [k for k in report.get("asked", KINDS) if k not in r["kinds"]]
         if missing:
             lines += ["", f"No variant of kind {', '.join(missing)}: no gold name takes it on these databases."]
         lines.append("")

@@ -15,8 +15,9 @@ written two ways:
 
 A gold counts when, with its schema, it runs on the warehouse (some Spider golds do not run on
 PostgreSQL: a GROUP BY PostgreSQL refuses, text compared with a number). The name variants of ``sqlmend
-bench names`` (:mod:`sqlmend.bench.names`: a plural, a camelCase, a dropped prefix...) are made on SQLite,
-written without their schema on the warehouse, and scored the same way.
+bench names`` written by spelling (:data:`sqlmend.synth.names.SPELLING_KINDS`: a plural, a camelCase, a
+dropped prefix...) are made on SQLite, written without their schema on the warehouse, and scored the same
+way.
 
 **Size.** A generated schema of N tables x 8 columns, 40 rows each (:func:`generate`: SQLite, one schema;
 PostgreSQL, the tables spread over ten schemas), for each N (10^2 to 10^4): in a fresh process, the
@@ -53,7 +54,7 @@ from sqlmend.errors import SqlmendError
 from sqlmend.pipeline import PipelineConfig, correct_batch
 from sqlmend.sql import ast
 from sqlmend.sql.diff import dropped_clauses
-from sqlmend.synth.names import renamed
+from sqlmend.synth.names import SPELLING_KINDS, renamed
 
 #: Engines a warehouse is loaded into.
 ENGINES = ("postgres", "duckdb")
@@ -157,7 +158,7 @@ def variant_cases(ds: Any, target: str, dialect: str, run: Runner, per_kind: int
     kept when the gold, carried over with its schema, runs there and the variant is refused."""
     schemas: dict[str, Any] = {}
     out = []
-    for c in make_cases(ds, per_kind, seed, timeout=timeout):
+    for c in make_cases(ds, per_kind, seed, timeout=timeout, kinds=SPELLING_KINDS):
         db_id = c.task.db_id
         if db_id not in schemas:
             with connect(ds.db_path(db_id)) as db:

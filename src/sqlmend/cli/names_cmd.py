@@ -19,6 +19,9 @@ def bench_names(
                                                                  "server with a sample of the databases); "
                                                                  "repeat for both"),
     per_kind: int = typer.Option(60, help="variants per kind and name count (one name, two names)"),
+    kind: list[str] = typer.Option(None, "--kind", help="only these kinds (repeat); default: every one "
+                                                        "(plural, camelCase, underscores, prefix, id, keyword, "
+                                                        "edit, meaning, added)"),
     seed: int = typer.Option(0, help="seed of the variants and of PostgreSQL's sample of databases"),
     pg_databases: int = typer.Option(6, help="databases copied into PostgreSQL (a seeded sample, and one "
                                                   "for each kind of name the sample offers none of)"),
@@ -41,6 +44,12 @@ def bench_names(
     from sqlmend.bench.names import ENGINES, bench_names as run, markdown
     from sqlmend.data.datasets import load_dataset
 
+    from sqlmend.synth.names import KINDS
+
+    bad = [k for k in kind or () if k not in KINDS]
+    if bad:
+        typer.echo(f"error: unknown kind {', '.join(bad)}; known: {', '.join(KINDS)}", err=True)
+        raise typer.Exit(2)
     unknown = [e for e in engine if e not in ENGINES]
     if unknown:
         typer.echo(f"error: unknown engine {', '.join(unknown)}; known: {', '.join(ENGINES)}", err=True)
@@ -48,7 +57,8 @@ def bench_names(
     try:
         ds = load_dataset(dataset, data_root=data)
         report = run(ds, tuple(engine), per_kind=per_kind, seed=seed, workers=workers, timeout=timeout,
-                     pg_databases=pg_databases, echo=lambda line: typer.echo(line, err=True))
+                     pg_databases=pg_databases, echo=lambda line: typer.echo(line, err=True),
+                     kinds=tuple(kind) if kind else KINDS)
     except (SqlmendError, RuntimeError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None

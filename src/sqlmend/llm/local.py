@@ -34,10 +34,17 @@ SMOLLM2_NAME = "SmolLM2-135M-Instruct"
 
 
 def go_offline() -> None:
-    """Forbid the Hugging Face libraries any network access (this process)."""
+    """Forbid the Hugging Face libraries any network access (this process), and their progress bars."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # a local load draws no bar on the user's terminal
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
 
 
 def package_dir(package: str) -> Path:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlmend.errors import SqlError
+from sqlmend.rules import meaning as meanings
 from sqlmend.sql import ast, names
 from sqlmend.sql.fixes import node_path
 from sqlmend.sql.parse import parse
@@ -177,9 +178,27 @@ def _stores(values: Any, table: str, column: str, literal: str) -> bool:
         return False
 
 
-def _choose(repair: NameRepair, literals: list[str]) -> None:
-    """Set ``repair.chosen`` and ``reason`` from its matches and where its literals are stored."""
+def _shadowed(repair: NameRepair, best: names.NameMatch, wholes: set[str]) -> bool:
+    """Whether the name holds, as one of its words, the whole name of another column in scope than ``best``
+    (``grade_name`` where ``name`` is a column too, ``Name_Code`` where ``code`` is): it may mean either,
+    so its match is no proof by name."""
+    own = best.name.lower()
+    return any(w in wholes and w != own for w in names.words(repair.written.rpartition(".")[2]))
+
+
+def _choose(repair: NameRepair, literals: list[str], wholes: set[str] = frozenset()) -> None:
+    """Set ``repair.chosen`` and ``reason`` from its matches and where its literals are stored.
+
+    A name alone proves its one best match (:func:`sqlmend.sql.names.unique`), unless it holds another
+    column's whole name as a word (:func:`_shadowed`). A compared literal decides when it is stored: the
+    best match must store it (else the name says one column, the literal another: not proven); where no
+    match proves itself by name, the one column in scope that stores it is proven when the name matches
+    it at all, in spelling or in meaning (the literal outranks the name's words: ``label_name = 'Sony'``
+    is ``Label``, which stores 'Sony', not ``Name``), or when no name matches by spelling (``Zone =
+    'Caribbean'`` is ``Region``)."""
     best = names.unique(repair.matches)
+    if best is not None and _shadowed(repair, best, wholes):
+        best = None
     if not literals or not repair.stored:
         repair.chosen, repair.reason = best, best.reason if best else ""
         return
@@ -193,8 +212,10 @@ def _choose(repair: NameRepair, literals: list[str]) -> None:
         pick = names.unique(here)
         if pick is not None and pick.rank == repair.matches[0].rank:
             repair.chosen, repair.reason = pick, f"{pick.reason}+{VALUE}"
+        elif len(repair.stored) == 1 and len(here) == 1:  # a words or meaning match the data proves
+            repair.chosen, repair.reason = here[0], f"{here[0].reason}+{VALUE}"
         return
-    if not repair.matches and len(repair.stored) == 1:
+    if len(repair.stored) == 1 and not any(m.reason != "meaning" for m in repair.matches):
         table, column = split_ref(repair.stored[0])
         repair.chosen, repair.reason = names.NameMatch(column, table, VALUE), VALUE
 
@@ -222,7 +243,8 @@ def keyword_tree(text: str, dialect: str = "sqlite") -> tuple[Any, dict[int, tup
 
 def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
          original: str | None = None, choose: dict[str, names.NameMatch] | None = None,
-         spans: dict[int, tuple[int, int, str]] | None = None, question: str = "") -> NamePlan:
+         spans: dict[int, tuple[int, int, str]] | None = None, question: str = "",
+         meaning: bool = True) -> NamePlan:
     """The names of ``tree`` that ``schema`` does not have, matched and (where proven) fixed.
 
     Args:
@@ -236,6 +258,7 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
         spans: for a tree of :func:`keyword_tree`, its quoted keywords: they are renamed in the text
             (``replace_span``), the rest of the fixes on the tree that text then parses to.
         question: the question (its words rank the schemas a catalogue of several offers).
+        meaning: a name no schema name matches in spelling is matched by meaning (:mod:`sqlmend.rules.meaning`).
 
     Returns:
         The :class:`NamePlan` (empty when every name exists).
@@ -258,8 +281,10 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
         key = t.name.lower()
         repair = by_name.get(key)
         if repair is None:
-            repair = NameRepair("table", t.name, names.match(t.name, [x.name for x in schema.tables]),
-                                keyword=key in names.RESERVED)
+            found = names.match(t.name, [x.name for x in schema.tables])
+            if not found and meaning:
+                found = meanings.matches(t.name, [x.name for x in schema.tables])
+            repair = NameRepair("table", t.name, found, keyword=key in names.RESERVED)
             repair.chosen = names.unique(repair.matches)
             repair.reason = repair.chosen.reason if repair.chosen else ""
             if repair.key in (choose or {}):
@@ -330,26 +355,31 @@ def plan(tree: Any, schema: Any, values: Any = None, dialect: str = "sqlite",
                             elsewhere=sorted(everywhere.get(col.name.lower(), ())))
         offered: list[tuple[str, str]] = []  # (column, its table or derived table) in the scope that answers
         owner_alias: dict[str, str] = {}
-        for sc in scopes:
-            sources = [(a, s) for a, s in sc.sources.items() if not col.table or a == col.table.lower()]
-            if col.table and not sources:
-                continue
-            offered, owner_alias = [], {}
-            for alias, (_node, table, cols) in sources:
-                spelled = [c.name for c in known[table.lower()].columns] if table and table.lower() in known \
-                    else sorted(c for c in cols if c != "*")
-                owner = table or alias
-                owner_alias[owner.lower()] = alias
-                offered += [(c, owner) for c in spelled]
-            repair.matches = [m for m in names.match(col.name, offered) if m.name.lower() != col.name.lower()]
-            if values is not None and literals:
-                repair.stored = [f"{o}.{c}" for c, o in offered if o.lower() in known
-                                 and any(_stores(values, o, c, lit) for lit in literals)]
-            if repair.matches or repair.stored:
-                _choose(repair, literals)
-                if repair.elsewhere:  # a real column of another table: a join or qualifier is wrong, not the name
-                    repair.chosen, repair.reason = None, ""
+        for by_meaning in (False, True):  # by spelling in every scope first, then by meaning
+            if by_meaning and (repair.matches or repair.stored or not meaning):
                 break
+            for sc in scopes:
+                sources = [(a, s) for a, s in sc.sources.items() if not col.table or a == col.table.lower()]
+                if col.table and not sources:
+                    continue
+                offered, owner_alias = [], {}
+                for alias, (_node, table, cols) in sources:
+                    spelled = [c.name for c in known[table.lower()].columns] if table and table.lower() in known \
+                        else sorted(c for c in cols if c != "*")
+                    owner = table or alias
+                    owner_alias[owner.lower()] = alias
+                    offered += [(c, owner) for c in spelled]
+                found = meanings.matches(col.name, offered) if by_meaning else names.match(col.name, offered)
+                repair.matches = [m for m in found if m.name.lower() != col.name.lower()]
+                if values is not None and literals and not by_meaning:
+                    repair.stored = [f"{o}.{c}" for c, o in offered if o.lower() in known
+                                     and any(_stores(values, o, c, lit) for lit in literals)]
+                if repair.matches or repair.stored:
+                    wholes = {c.lower() for c, _ in offered if len(names.words(c)) == 1}
+                    _choose(repair, literals, wholes)
+                    if repair.elsewhere:  # a real column of another table: a join or qualifier is wrong
+                        repair.chosen, repair.reason = None, ""
+                    break
         if repair.key in (choose or {}):
             repair.chosen, repair.reason = choose[repair.key], CHOSEN
         if repair.chosen is not None:

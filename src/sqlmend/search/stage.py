@@ -21,6 +21,8 @@ The trace keeps the top candidates with their edits, scores and row counts.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import time
 from typing import Any, Literal
 
@@ -202,7 +204,12 @@ class SearchStage(StageBase):
         admit = SecondLaw(ctx.db, orig.sql, ctx.task.question).check if failed else \
             (lambda candidate: joined_schemas(ctx.db, orig.sql, candidate)) if len(ctx.db.schema().schemas) > 1 \
             else None  # and no candidate joins a schema the query does not name
-        found, ranked = query.search(ctx.db, ctx.findings, s.search_settings(), admit=admit)
+        settings = s.search_settings()
+        if failed and any(f.code in ("TB01", "AT01") for f in ctx.findings):
+            # a query refused for a name it invents: its repair renames the name; a second edit on top of a
+            # rename that already runs would change what the query asks (the second law)
+            settings = replace(settings, expand=0)
+        found, ranked = query.search(ctx.db, ctx.findings, settings, admit=admit)
         offered = self._offered(ctx, query, orig, found.candidates, admit)
         if offered:  # other answers to the question, scored beside the search's own candidates
             found.candidates.extend(offered)

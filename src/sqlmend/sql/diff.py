@@ -249,17 +249,19 @@ _PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.
 #: What :func:`clause_shape` counts, as a person reads it.
 SHAPE_PARTS = {"predicate": "WHERE/HAVING predicate", "projection": "projected column", "group": "GROUP BY item",
                "order": "ORDER BY item", "having": "HAVING clause", "limit": "LIMIT", "join": "join",
-               "select": "SELECT (subquery or set operation arm)", "aggregate": "aggregate function"}
+               "select": "SELECT (subquery or set operation arm)", "aggregate": "aggregate function",
+               "on": "join condition"}
 
 
 def clause_shape(tree: exp.Expression) -> Counter:
     """How many of each clause a query has, schema-free (:data:`SHAPE_PARTS`): the predicates of its
     WHERE and HAVING clauses (a WHERE predicate moved to HAVING counts the same), its projected columns,
-    GROUP BY and ORDER BY items, HAVING clauses, LIMITs, joins, SELECTs and aggregate functions, over every
-    SELECT (``MIN(COUNT(*))`` that loses its ``MIN`` answers another question).
+    GROUP BY and ORDER BY items, HAVING clauses, LIMITs, joins and the comparisons of their conditions,
+    SELECTs and aggregate functions, over every SELECT (``MIN(COUNT(*))`` that loses its ``MIN`` answers
+    another question).
 
     >>> sorted(clause_shape(parse("SELECT a, b FROM t JOIN u ON t.x = u.x WHERE a = 1 OR a = 2")).items())
-    [('join', 1), ('predicate', 2), ('projection', 2), ('select', 1)]
+    [('join', 1), ('on', 1), ('predicate', 2), ('projection', 2), ('select', 1)]
     >>> clause_shape(parse("SELECT min(count(*)) FROM t GROUP BY a"))["aggregate"]
     2
     """
@@ -284,6 +286,8 @@ def clause_shape(tree: exp.Expression) -> Counter:
             holder = node.find_ancestor(exp.Where, exp.Having, exp.Join, exp.Select)
             if isinstance(holder, (exp.Where, exp.Having)):
                 shape["predicate"] += 1
+            elif isinstance(holder, exp.Join):
+                shape["on"] += 1
     return shape
 
 

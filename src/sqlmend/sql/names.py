@@ -23,10 +23,17 @@ Reasons, strongest first (:data:`REASONS`):
                 ``Ref_Template_Types``);
 ``id``          one is the other with ``id`` added (``owner`` / ``owner_id``);
 ``edit``        a bounded edit of the words joined (:func:`edit_bound`): ``mail`` / ``email``,
-                ``state`` / ``status``; ``distance`` is the number of edits;
+                ``state`` / ``status``; ``distance`` is the number of edits; a whole word added, dropped
+                or replaced is no edit (``building_boss`` / ``building_id``);
+``head``        trailing words added or dropped (``District_Code`` / ``District``, ``grade_name`` /
+                ``grade``): a proof unless the name holds another column's whole name as a word
+                (``grade_name`` where ``name`` is a column too: :mod:`sqlmend.rules.names`);
 ``words``       leading words dropped or added that are not the table's name (``MakeId`` / ``Id``
                 of ``cars_data``, ``Meber_of_club`` / ``Club``): a match for a person or the search,
                 never a proof (:attr:`NameMatch.proof`);
+``meaning``     no spelling: the same meaning, by a sentence embedder (``pupil`` / ``student``,
+                ``wage`` / ``salary``; set by :mod:`sqlmend.rules.meaning`, ``distance`` the cosine's
+                complement in hundredths): never a proof;
 ``value``       no normalization: the column stores the literal the name is compared with (set by
                 :mod:`sqlmend.rules.names`, which reads the data; :func:`match` never gives it).
 
@@ -60,7 +67,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 #: The kinds of normalization, strongest first (the rank of a match).
-REASONS = ("case", "schema", "separators", "plural", "prefix", "id", "edit", "words", "value")
+REASONS = ("case", "schema", "separators", "plural", "prefix", "id", "edit", "head", "words", "meaning", "value")
 
 #: Words an engine refuses as a bare table or column name (a query naming a table ``order`` is a
 #: syntax error in SQLite and PostgreSQL): a schema name among them is written quoted.
@@ -122,8 +129,8 @@ class NameMatch:
     @property
     def proof(self) -> bool:
         """Whether the match may prove a rename when it is the best and the only one as close
-        (:func:`unique`): every reason but ``words``."""
-        return self.reason != "words"
+        (:func:`unique`): every reason but ``words`` and ``meaning``."""
+        return self.reason not in ("words", "meaning")
 
     @property
     def rank(self) -> tuple[int, int]:
@@ -139,6 +146,20 @@ class NameMatch:
 
 def _suffix_of(short: list[str], long: list[str]) -> bool:
     return 0 < len(short) < len(long) and long[len(long) - len(short):] == short
+
+
+def _word_swapped(a: list[str], b: list[str]) -> bool:
+    """Whether two names differ by a whole word, added, dropped or replaced, not by a slip inside one
+    (``building_boss`` / ``building_id``, ``Population_Name`` / ``Population``): no ``edit`` match."""
+    if len(a) != len(b):
+        return max(len(a), len(b)) > 1
+    if len(a) < 2:
+        return False
+    return any(x != y and Levenshtein.distance(x, y) > max(1, max(len(x), len(y)) // 2) for x, y in zip(a, b))
+
+
+def _head_of(short: list[str], long: list[str]) -> bool:
+    return 0 < len(short) < len(long) and long[: len(short)] == short and len("".join(short)) > 2
 
 
 def _owner_prefixed(a: str, b: str, owner: str) -> int | None:
@@ -192,8 +213,10 @@ def _reason(unknown: str, name: str, owner: str | None) -> tuple[str, int] | Non
     a, b = "".join(uw), "".join(nw)
     bound = edit_bound(a, b)
     d = Levenshtein.distance(a, b, score_cutoff=bound)
-    if d <= bound:
+    if d <= bound and not _word_swapped(uw, nw):
         return ("edit", d)
+    if _head_of(us, ns) or _head_of(ns, us):  # trailing words added or dropped (grade_name / grade)
+        return ("head", 0)
     return None
 
 
@@ -260,13 +283,14 @@ def keyword_tables(text: str, dialect: str = "sqlite") -> list[tuple[int, int, s
 
 def _index_keys(ws: list[str], name: str) -> list[str]:
     """The keys a name (its words ``ws``) is found by in a :class:`NameIndex`: its case-folded self, its
-    words joined, its singular words joined, and each proper tail of those (a name with leading words the
-    query dropped)."""
+    words joined, its singular words joined, and each proper tail and head of those (a name with leading
+    or trailing words the query dropped)."""
     if not ws:
         return [f"c:{name.casefold()}"]
     single = [singular(w) for w in ws]
     keys = [f"c:{name.casefold()}", f"j:{''.join(ws)}", f"p:{''.join(single)}"]
     keys += [f"t:{''.join(single[i:])}" for i in range(1, len(single))]
+    keys += [f"h:{''.join(single[:i])}" for i in range(1, len(single))]
     return keys
 
 
@@ -309,8 +333,9 @@ class NameIndex:
             ws = words(part)
             single = [singular(w) for w in ws]
             a = "".join(single)
-            probes = [f"c:{part.casefold()}", f"j:{''.join(ws)}", f"p:{a}", f"t:{a}", f"p:{a}id"]
+            probes = [f"c:{part.casefold()}", f"j:{''.join(ws)}", f"p:{a}", f"t:{a}", f"h:{a}", f"p:{a}id"]
             probes += [f"p:{''.join(single[i:])}" for i in range(1, len(single))]  # the name is a tail of it
+            probes += [f"p:{''.join(single[:i])}" for i in range(1, len(single))]  # or a head
             if a.endswith("id"):
                 probes.append(f"p:{a[:-2]}")
             for key in probes:

@@ -21,7 +21,14 @@ from sqlmend.sql import ast
 from sqlmend.sql.names import RESERVED, singular, words
 
 #: The kinds of wrong name, in the report's order.
-KINDS = ("plural", "camelCase", "underscores", "prefix", "id", "keyword", "edit")
+KINDS = ("plural", "camelCase", "underscores", "prefix", "id", "keyword", "edit", "meaning", "added")
+#: The kinds written by spelling (the others, ``meaning`` and ``added``, by meaning or guessing).
+SPELLING_KINDS = KINDS[:7]
+
+#: Words models add to a column name they guess (``grade`` -> ``grade_name``, ``Name`` -> ``Name_Code``),
+#: after it or before it.
+ADDED_AFTER = ("name", "code", "type", "value", "title", "number", "text")
+ADDED_BEFORE = ("primary", "full", "main", "total")
 
 _LAST_WORD = re.compile(r"([A-Za-z][a-z]*|[A-Z]+)(?=[^A-Za-z]*$)")
 
@@ -123,6 +130,49 @@ def edit(name: str, owner: str | None = None, rng: random.Random | None = None) 
     return name[:i] + name[i + 1:]
 
 
+def _synonyms() -> dict[str, list[str]]:
+    from pathlib import Path
+
+    import yaml
+
+    if not hasattr(_synonyms, "table"):
+        _synonyms.table = yaml.safe_load((Path(__file__).parent / "data" / "synonyms.yaml").read_text())
+    return _synonyms.table
+
+
+def meaning(name: str, owner: str | None = None, rng: random.Random | None = None) -> str | None:
+    """A name with one of its words replaced by a word of the same meaning that models write
+    (``student_id`` -> ``pupil_id``, ``Country`` -> ``Nation``, ``salary`` -> ``wage``:
+    ``synth/data/synonyms.yaml``)."""
+    spans = [m.span() for m in re.finditer(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)]
+    table = _synonyms()
+    places = [(a, b) for a, b in spans if singular(name[a:b].lower()) in table]
+    if not places:
+        return None
+    a, b = (rng or random.Random(name)).choice(places)
+    word = name[a:b]
+    choices = table[singular(word.lower())]
+    new = (rng or random.Random(name)).choice(choices)
+    if word.lower() != singular(word.lower()):  # keep a plural plural
+        new = _plural(new)
+    return name[:a] + _cased(new, word) + name[b:]
+
+
+def added(name: str, owner: str | None = None, rng: random.Random | None = None) -> str | None:
+    """A column with a word added after it or before it, as models guess names (``grade`` ->
+    ``grade_name``, ``Name`` -> ``Name_Code``, ``name`` -> ``primary_name``)."""
+    if owner is None:
+        return None
+    rng = rng or random.Random(name)
+    low = [w for w in words(name)]
+    after = [w for w in ADDED_AFTER if w not in low]
+    if rng.random() < 0.75 and after:
+        word = rng.choice(after)
+        return f"{name}_{_cased(word, name) if name[:1].isupper() else word}"
+    word = rng.choice(ADDED_BEFORE)
+    return f"{_cased(word, name) if name[:1].isupper() else word}_{name}"
+
+
 _MAKERS = {"plural": plural, "camelCase": camel_case, "underscores": underscores, "prefix": prefix,
            "id": id_dropped, "keyword": keyword}
 
@@ -131,6 +181,10 @@ def wrong_name(kind: str, name: str, owner: str | None, rng: random.Random) -> s
     """The name written wrong in one kind (None when the kind does not apply to it)."""
     if kind == "edit":
         return edit(name, owner, rng)
+    if kind == "meaning":
+        return meaning(name, owner, rng)
+    if kind == "added":
+        return added(name, owner, rng)
     return _MAKERS[kind](name, owner)
 
 

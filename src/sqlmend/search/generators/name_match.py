@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from sqlmend.errors import SqlError
 from sqlmend.rules import names
+from sqlmend.sql import names as sql_names
 from sqlmend.search.generators.base import Generator
 from sqlmend.sql.fixes import apply_tree
 
@@ -35,9 +36,15 @@ def generate(tree, inp):
     for repair in [*([] if plan.by_schema else plan.tables), *plan.columns]:
         if repair.proven or repair.elsewhere:  # a column another table has as written: a join is missing
             continue
-        for match in repair.ranked(f"{inp.question} {inp.evidence}")[: inp.max_per_node]:
-            chosen = names.plan(tree, inp.schema, inp.value_index, inp.dialect, choose={repair.key: match},
-                                question=question)
+        ranked = repair.ranked(question)
+        if ranked and (_shadowed(repair) or (not any(m.proof for m in repair.matches)
+                                             and any(m.reason == "meaning" for m in repair.matches))):
+            ranked = _by_evidence(repair, ranked, question)
+        same = [r.key for r in plan.columns if r.written.lower() == repair.written.lower()] \
+            if repair.kind == "column" else [repair.key]  # every place the name is written, read the same
+        for match in ranked[: inp.max_per_node]:
+            chosen = names.plan(tree, inp.schema, inp.value_index, inp.dialect,
+                                choose={key: match for key in same}, question=question)
             fixes = [*chosen.table_fixes, *chosen.column_fixes]
             if not fixes:
                 continue
@@ -46,6 +53,42 @@ def generate(tree, inp):
             except SqlError:
                 continue
             yield edited, f"rename {repair.written} -> {match.name} ({match.reason})"
+
+
+#: How much closer in meaning (hundredths of cosine) the first meaning match must be than the second for
+#: the search to be offered it (a setting: see docs/benchmarks.md, "Names by meaning").
+MEANING_GAP = 5
+
+
+def _shadowed(repair) -> bool:
+    """Whether the name written holds, as words, the whole names of some of its matches, and has several
+    (``grade_name``: ``grade`` and ``name``): which one it means is not in the name."""
+    own = {w for w in sql_names.words(repair.written.rpartition(".")[2])}
+    whole = [m for m in repair.matches if "".join(sql_names.words(m.name)) in own]
+    return bool(whole) and len(repair.matches) > 1
+
+
+def _by_evidence(repair, ranked, question):
+    """A name that no match proves and that only meaning matches or whose matches it holds as words
+    (``pupil`` for ``student``; ``grade_name`` for ``grade`` or ``name``): the search is offered one match,
+    and only when the data or the question speaks for it: the one that stores the compared literal; of the
+    matches it holds as words, the one whose words the question says (alone); by meaning, the first when
+    the question holds a word of its name that the name written lacks and it is clearly the closest
+    (:data:`MEANING_GAP`). Else none, and the query is kept."""
+    stored = {s.lower() for s in repair.stored}
+    kept = [m for m in ranked if f"{m.owner}.{m.name}".lower() in stored]
+    if len(kept) == 1:
+        return kept
+    q = {sql_names.singular(w) for w in sql_names.words(question)}
+    if _shadowed(repair):
+        said = [m for m in ranked if all(sql_names.singular(w) in q for w in sql_names.words(m.name))]
+        return said if len(said) == 1 else []
+    top = ranked[0]
+    own = {sql_names.singular(w) for w in sql_names.words(repair.written.rpartition(".")[2])}
+    said = any(w in q and w not in own for w in (sql_names.singular(x) for x in sql_names.words(top.name)))
+    meaning = [m for m in ranked if m.reason == "meaning"]
+    ahead = len(meaning) < 2 or meaning[1].distance - meaning[0].distance >= MEANING_GAP
+    return [top] if said and ahead and top.reason == "meaning" else []
 
 
 GENERATOR = Generator("name_match", ("table_mismatch", "attribute_mismatch"), generate, generate.__doc__)
