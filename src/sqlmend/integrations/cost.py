@@ -2,7 +2,8 @@
 
 For every question of a prediction file whose database exists, each framework's own way of running the SQL
 (its baseline) and sqlmend's stand-in for it run the same SQL, one after the other, and the difference is
-what sqlmend added to that call (its correction, and the read-only run with its bounds)::
+what sqlmend added to that call (its correction, and the read-only run with its bounds), in wall-clock time
+and in CPU time (the process's, every thread: what a busy machine's other work does not inflate)::
 
     python -m sqlmend.integrations.cost --pred ../shared/data/predictions/spider-dev/gpt-4_zero-shot.sql
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import sys
@@ -48,29 +50,37 @@ Call = Callable[[str, str], Any]
 
 @dataclass
 class Timing:
-    """One framework's calls: seconds of its baseline and of sqlmend's, item by item."""
+    """One framework's calls, item by item: wall-clock and CPU seconds of its baseline and of sqlmend's."""
 
     baseline: list[float] = field(default_factory=list)
     sqlmend: list[float] = field(default_factory=list)
+    baseline_cpu: list[float] = field(default_factory=list)
+    sqlmend_cpu: list[float] = field(default_factory=list)
+
+    def add(self, baseline: tuple[float, float], sqlmend: tuple[float, float]) -> None:
+        self.baseline.append(baseline[0]), self.baseline_cpu.append(baseline[1])
+        self.sqlmend.append(sqlmend[0]), self.sqlmend_cpu.append(sqlmend[1])
 
     def row(self, name: str) -> list[str]:
         added = [s - b for s, b in zip(self.sqlmend, self.baseline, strict=True)]
+        added_cpu = [s - b for s, b in zip(self.sqlmend_cpu, self.baseline_cpu, strict=True)]
 
         def ms(values: list[float], q: float | None = None) -> str:
             v = statistics.median(values) if q is None else statistics.quantiles(values, n=100)[int(q) - 1]
             return f"{v * 1000:.1f}"
 
         return [name, str(len(added)), ms(self.baseline), ms(self.sqlmend), ms(added), ms(added, 90), ms(added, 99),
-                f"{statistics.mean(added) * 1000:.1f}"]
+                f"{statistics.mean(added) * 1000:.1f}", ms(added_cpu), f"{statistics.mean(added_cpu) * 1000:.1f}"]
 
 
-def _timed(call: Call, sql: str, question: str) -> float:
-    start = time.perf_counter()
+def _timed(call: Call, sql: str, question: str) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (the process's, every thread) of one call."""
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         call(sql, question)
     except Exception:  # noqa: BLE001  (a query the engine refuses: its error is the call's answer)
         pass
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def _calls(fixer: Corrector, path: Path) -> dict[str, tuple[Call, Call]]:
@@ -164,9 +174,8 @@ def measure(pred: str | Path, dataset: str = "spider-dev", limit: int | None = N
                     opened[task.db_id] = (fixer, calls)
                 sql = predictions.get(task.question_id, "")
                 for name, (baseline, mended) in opened[task.db_id][1].items():
-                    timing = timings.setdefault(name, Timing())
-                    timing.baseline.append(_timed(baseline, sql, task.question))
-                    timing.sqlmend.append(_timed(mended, sql, task.question))
+                    timings.setdefault(name, Timing()).add(_timed(baseline, sql, task.question),
+                                                           _timed(mended, sql, task.question))
         finally:
             for fixer, _ in opened.values():
                 fixer.close()
@@ -174,9 +183,9 @@ def measure(pred: str | Path, dataset: str = "spider-dev", limit: int | None = N
 
 
 def table(timings: dict[str, Timing]) -> str:
-    """The timings as a Markdown table, in milliseconds."""
+    """The timings as a Markdown table, in milliseconds (wall clock, then the added CPU time)."""
     head = ["framework", "calls", "baseline median", "with sqlmend median", "added median", "added p90",
-            "added p99", "added mean"]
+            "added p99", "added mean", "added CPU median", "added CPU mean"]
     rows = [head, ["---"] * len(head)] + [t.row(name) for name, t in timings.items()]
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
@@ -193,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     except SqlmendError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{date.today().isoformat()}, {Path(args.pred).name}, milliseconds per call")
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    print(f"{date.today().isoformat()}, {Path(args.pred).name}, milliseconds per call; {os.cpu_count()} cores, "
+          f"load average at the end {load}")
     print(table(timings))
     return 0
 
