@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from sqlmend.errors import SqlError
 from sqlmend.rules import names
+from sqlmend.sql import ast
 from sqlmend.sql import names as sql_names
 from sqlmend.search.generators.base import Generator
 from sqlmend.sql.fixes import apply_tree
@@ -23,6 +24,9 @@ def generate(tree, inp):
     """Rename a table or column the schema does not have to each schema name that matches it as closely."""
     question = f"{inp.question} {inp.evidence}"
     plan = names.plan(tree, inp.schema, inp.value_index, inp.dialect, question=question)
+    # a column the query already names is not what another name it writes stands for (Paragraph_Details
+    # where the query reads Paragraph_Text)
+    written = {c.name.lower() for c in tree.find_all(ast.Column) if c.name}
     if plan.by_schema and plan.schema_choices and not plan.schema_tied and not plan.tables[0].proven:
         best = plan.schema_choices[0]  # several schemas hold the names: the one the whole query ranks first
         chosen = names.plan(tree, inp.schema, inp.value_index, inp.dialect, choose=best.assignment)
@@ -39,7 +43,7 @@ def generate(tree, inp):
         ranked = repair.ranked(question)
         if ranked and (_shadowed(repair) or (not any(m.proof for m in repair.matches)
                                              and any(m.reason == "meaning" for m in repair.matches))):
-            ranked = _by_evidence(repair, ranked, question)
+            ranked = _by_evidence(repair, [m for m in ranked if m.name.lower() not in written], question)
         same = [r.key for r in plan.columns if r.written.lower() == repair.written.lower()] \
             if repair.kind == "column" else [repair.key]  # every place the name is written, read the same
         for match in ranked[: inp.max_per_node]:
@@ -74,7 +78,10 @@ def _by_evidence(repair, ranked, question):
     and only when the data or the question speaks for it: the one that stores the compared literal; of the
     matches it holds as words, the one whose words the question says (alone); by meaning, the first when
     the question holds a word of its name that the name written lacks and it is clearly the closest
-    (:data:`MEANING_GAP`). Else none, and the query is kept."""
+    (:data:`MEANING_GAP`); never a column the query names elsewhere (the caller leaves those out). Else
+    none, and the query is kept."""
+    if not ranked:
+        return []
     stored = {s.lower() for s in repair.stored}
     kept = [m for m in ranked if f"{m.owner}.{m.name}".lower() in stored]
     if len(kept) == 1:
