@@ -211,6 +211,7 @@ def bench_warehouse(ds: Any, engines: tuple[str, ...] = ENGINES, limit: int | No
                     size = {"relations": len(catalogue.tables),
                             "columns": sum(len(t.columns) for t in catalogue.tables),
                             "schemas": len(catalogue.schemas)}
+                size["agent"] = agent_sizes(target)
                 cases, skipped = gold_cases(ds, target, dialect, run, limit, seed)
                 echo(f"{engine}: {len(cases)} golds of {len(files)} databases run with their schema; correcting")
                 kept = correct_batch([replace(c.task, sql=c.gold_sql) for c in cases], config, progress=False)
@@ -230,6 +231,28 @@ def bench_warehouse(ds: Any, engines: tuple[str, ...] = ENGINES, limit: int | No
         finally:
             run.close()
     return report
+
+
+def agent_sizes(target: str) -> dict[str, Any]:
+    """What an agent reads of the warehouse through the MCP tools (:mod:`sqlmend.mcpserver.tools`): the bytes
+    of ``list_databases``' answer (and with ``tables=true``), of ``describe_schema``'s default answer and
+    the relations it shows, the pages every relation takes, and the seconds of the first page."""
+    import sqlmend
+    from sqlmend.mcpserver import tools
+
+    with sqlmend.Corrector(target, stages="static,guard") as fixer:
+        dbs = {"warehouse": fixer}
+        start = time.perf_counter()
+        first = tools.describe_schema(dbs, "warehouse")
+        seconds = time.perf_counter() - start
+        pages, page = 1, first
+        while page["next_cursor"] is not None:
+            page = tools.describe_schema(dbs, "warehouse", cursor=page["next_cursor"])
+            pages += 1
+        return {"list_databases_bytes": len(json.dumps(tools.list_databases(dbs))),
+                "list_databases_tables_bytes": len(json.dumps(tools.list_databases(dbs, tables=True))),
+                "describe_schema_bytes": len(json.dumps(first)), "describe_schema_relations": len(first["tables"]),
+                "describe_schema_pages": pages, "describe_schema_seconds": round(seconds, 3)}
 
 
 def _every_database(ds: Any) -> dict[str, Path]:
@@ -425,6 +448,14 @@ def markdown(report: dict[str, Any]) -> str:
                          f"{_pct(w.get('failing', 0), r['golds'])} | {_pct(w.get('wrong', 0), r['golds'])} | "
                          f"{n.get('cases', 0)} | {_pct(n.get('restored', 0), n.get('cases', 0))} | "
                          f"{_pct(n.get('failing', 0), n.get('cases', 0))} | {_pct(n.get('wrong', 0), n.get('cases', 0))} |")
+    for e in engines:
+        a = report[e].get("agent")
+        if a:
+            lines.append(f"\n{e}: `describe_schema`'s default answer {a['describe_schema_bytes']:,} bytes "
+                         f"({a['describe_schema_relations']} of {report[e]['relations']} relations, "
+                         f"{a['describe_schema_seconds']} s; every relation in {a['describe_schema_pages']} "
+                         f"pages); `list_databases` {a['list_databases_bytes']:,} bytes "
+                         f"({a['list_databases_tables_bytes']:,} with tables=true)")
     sizes = report.get("sizes") or {}
     if sizes:
         lines += ["", "| engine | tables | open + first correction, cold (x smallest) | warm (x) | name fix (x) "
