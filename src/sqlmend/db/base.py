@@ -789,7 +789,7 @@ class Database(ABC):
     def listing(self) -> Schema:
         """Return the catalogue's relations by name: their keys, schemas, kinds and comments, and the foreign
         keys between them, without their columns on an engine that reads those per relation (SQLite,
-        PostgreSQL, DuckDB); kept in this process and on disk by the catalogue's version."""
+        PostgreSQL, DuckDB); kept in this process by the catalogue's version, and on disk for a big one."""
         if self._listing is None:
             if self._schema is not None:
                 self._listing = self._schema
@@ -797,10 +797,13 @@ class Database(ABC):
                 key = self._version()[0]
                 listing = LOADED.get("listing", key) or _stored_listing(key)
                 if listing is None:
+                    from sqlmend.db.scope import SCOPE_ABOVE
+
                     with aside(self):
                         listing = self._list()
                         listing.dialect = self.dialect
-                    _store_listing(key, listing)
+                    if len(listing.tables) > SCOPE_ABOVE:  # a small one is read again as fast
+                        _store_listing(key, listing)
                 LOADED.put("listing", key, listing)
                 self._listing = listing
         return self._listing
