@@ -51,7 +51,7 @@ from sqlmend.bench.engines import Runner, same_rows
 from sqlmend.bench.names import Case, _tally, make_cases
 from sqlmend.db import connect
 from sqlmend.errors import SqlmendError
-from sqlmend.pipeline import PipelineConfig, correct_batch
+from sqlmend.pipeline import PipelineConfig
 from sqlmend.sql import ast
 from sqlmend.sql.diff import dropped_clauses
 from sqlmend.synth.names import SPELLING_KINDS, renamed
@@ -178,7 +178,8 @@ def variant_cases(ds: Any, target: str, dialect: str, run: Runner, per_kind: int
 
 def bench_warehouse(ds: Any, engines: tuple[str, ...] = ENGINES, limit: int | None = None, per_kind: int = 30,
                     seed: int = 0, workers: int = 2, timeout: float = 10.0,
-                    echo: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+                    echo: Callable[[str], None] = lambda line: None,
+                    done: Callable[[dict[str, Any]], None] = lambda report: None) -> dict[str, Any]:
     """The warehouse rows (see the module doc) on each of ``engines``.
 
     Args:
@@ -190,6 +191,7 @@ def bench_warehouse(ds: Any, engines: tuple[str, ...] = ENGINES, limit: int | No
         workers: tasks corrected at once.
         timeout: seconds per query.
         echo: progress lines.
+        done: told the report so far after each engine (a long run keeps what it measured).
 
     Returns:
         ``{engine: {"relations", "golds", "skipped", "with_schema", "without_schema", "names"}}``.
@@ -214,23 +216,39 @@ def bench_warehouse(ds: Any, engines: tuple[str, ...] = ENGINES, limit: int | No
                 size["agent"] = agent_sizes(target)
                 cases, skipped = gold_cases(ds, target, dialect, run, limit, seed)
                 echo(f"{engine}: {len(cases)} golds of {len(files)} databases run with their schema; correcting")
-                kept = correct_batch([replace(c.task, sql=c.gold_sql) for c in cases], config, progress=False)
+                correct = _correcting(target, config)
+                kept = correct([replace(c.task, sql=c.gold_sql) for c in cases])
                 changed = [{"question_id": c.task.question_id, "gold": c.gold_sql, "output": k.sql,
                             "same_rows": _same(run, target, k.sql, c.gold)}
                            for c, k in zip(cases, kept) if k.sql != c.gold_sql]
-                outputs = correct_batch([c.task for c in cases], config, progress=False)
+                outputs = correct([c.task for c in cases])
                 entry: dict[str, Any] = {**size, "golds": len(cases), "skipped": dict(skipped),
                                          "with_schema": {"golds": len(cases), "changed": changed},
                                          "without_schema": _tally(cases, outputs, lambda c: target, run, dialect)}
                 if per_kind:
                     variants = variant_cases(ds, target, dialect, run, per_kind, seed, timeout)
                     echo(f"{engine}: {len(variants)} name variants; correcting")
-                    done = correct_batch([c.task for c in variants], config, progress=False)
-                    entry["names"] = _tally(variants, done, lambda c: target, run, dialect)
+                    fixed = correct([c.task for c in variants])
+                    entry["names"] = _tally(variants, fixed, lambda c: target, run, dialect)
                 report[engine] = entry
+                done(report)
         finally:
             run.close()
     return report
+
+
+def _correcting(target: str, config: PipelineConfig) -> Callable[[list[Any]], list[Any]]:
+    """Tasks corrected on one warehouse through one :class:`sqlmend.Corrector` (its connections pooled: a
+    DuckDB worker or a PostgreSQL session is not started again for each item), their corrections in order."""
+    import sqlmend
+
+    def correct(tasks: list[Any]) -> list[Any]:
+        with sqlmend.Corrector(target, config=config) as fixer:
+            items = [{"question": t.question, "sql": t.sql, "evidence": t.evidence, "question_id": t.question_id}
+                     for t in tasks]
+            return [r.correction for r in fixer.correct_many(items, workers=config.workers)]
+
+    return correct
 
 
 def agent_sizes(target: str) -> dict[str, Any]:
@@ -315,15 +333,19 @@ def generate(engine: str, n: int, where: Path | str) -> str:
     if engine == "postgres":
         import psycopg
 
+        names = table_names(n)
         with psycopg.connect(str(where), autocommit=True) as conn:
             for module in MODULES:
                 conn.execute(f"CREATE SCHEMA {module}")
-            with conn.transaction():
-                for i, (module, table) in enumerate(table_names(n)):
-                    conn.execute(f"CREATE TABLE {module}.{table} ({_COLUMNS.replace('INTEGER PRIMARY', 'int PRIMARY')})")
-                    with conn.cursor() as cur, cur.copy(f"COPY {module}.{table} FROM STDIN") as copy:
-                        for row in _rows(i):
-                            copy.write_row(row)
+            for start in range(0, n, 500):  # a transaction per 500 tables: each holds a lock until it ends
+                with conn.transaction():
+                    for i in range(start, min(n, start + 500)):
+                        module, table = names[i]
+                        conn.execute(f"CREATE TABLE {module}.{table} "
+                                     f"({_COLUMNS.replace('INTEGER PRIMARY', 'int PRIMARY')})")
+                        with conn.cursor() as cur, cur.copy(f"COPY {module}.{table} FROM STDIN") as copy:
+                            for row in _rows(i):
+                                copy.write_row(row)
             conn.execute("ANALYZE")
         return str(where)
     raise ValueError(f"unknown engine {engine!r}; known: {', '.join(SIZE_ENGINES)}")

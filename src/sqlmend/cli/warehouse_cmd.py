@@ -65,19 +65,24 @@ def bench_warehouse(
     counts = _sizes(sizes) if sizes.strip() else ()
     echo = lambda line: typer.echo(line, err=True)  # noqa: E731
     out.mkdir(parents=True, exist_ok=True)
+
+    def write(report: dict) -> str:  # after each part: a long run keeps what it measured
+        report["date"] = _dt.date.today().isoformat()
+        text = markdown(report)
+        (out / "report.json").write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+        (out / "report.md").write_text(text, encoding="utf-8")
+        return text
+
     try:
         ds = load_dataset(dataset, data_root=data)
         report = run(ds, engines, limit=limit, per_kind=per_kind, seed=seed, workers=workers, timeout=timeout,
-                     echo=echo) if engines else {"dataset": ds.name, "seed": seed}
+                     echo=echo, done=write) if engines else {"dataset": ds.name, "seed": seed}
         if counts:
             report["sizes"] = bench_sizes(tuple(size_engine), counts, work=out / "schemas", echo=echo)
     except (SqlmendError, RuntimeError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
-    report["date"] = _dt.date.today().isoformat()
-    text = markdown(report)
-    (out / "report.json").write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
-    (out / "report.md").write_text(text, encoding="utf-8")
+    text = write(report)
     typer.echo(f"{report['date']}\n\n{text}")
 
 
