@@ -229,7 +229,10 @@ class SecondLaw:
     3. add no table, except one that holds a column the query names and its tables do not have (the
        join a ``no such column`` asks for), or one whose name matches a table the schema does not have
        (a rename);
-    4. join no schema the query does not name (:func:`joined_schemas`; every rewrite keeps that, failing
+    4. keep every column the query reads that exists, every time it reads it (the names the schema lacks
+       are what a repair mends; ``semester_id`` read as ``degree_program_id`` beside the rename of a
+       ``term_id`` answers another question);
+    5. join no schema the query does not name (:func:`joined_schemas`; every rewrite keeps that, failing
        query or not).
 
     The caller decides when it applies: the pipeline, to a rewrite of a query the engine refuses from any
@@ -262,7 +265,26 @@ class SecondLaw:
         unrelated = self._unrelated(added, len(written))
         if unrelated:
             return f"it adds a table the query does not ask for ({', '.join(unrelated)})"
+        changed = self._changed(candidate_sql)
+        if changed:
+            return f"it changes a column the query reads that exists ({', '.join(changed)})"
         return joined_schemas(self.db, self.original, candidate_sql)
+
+    def _changed(self, candidate_sql: str) -> list[str]:
+        """The columns the query reads that exist (a column of a table it reads that the schema has, read as
+        written) and the candidate reads fewer times: a repair mends the names the schema lacks, not the ones
+        it has."""
+        schema = self.db.schema()
+        if self._unresolved is None:
+            self._unresolved = _unresolved(self.original, schema, self.dialect)
+        unknown = set(self._unresolved[1])
+        held = {c.name.lower() for t in (schema.table(k) for k in self.tables) if t is not None for c in t.columns}
+        before = _column_names(self.original, self.dialect)
+        after = _column_names(candidate_sql, self.dialect)
+        if before is None or after is None:
+            return []
+        kept = Counter({n: k for n, k in before.items() if n in held and n not in unknown})
+        return sorted(kept - after)
 
     def _unrelated(self, added: list[str], count: int | None = None) -> list[str]:
         """The tables of ``added`` the query does not ask for: not a rename of a table the schema does not
@@ -326,6 +348,16 @@ def joined_schemas(db: Any, original_sql: str, candidate_sql: str) -> str | None
         return None
     return (f"it joins tables of schemas the query does not name ({', '.join(sorted(after - before))}; it reads "
             f"{', '.join(sorted(after))})")
+
+
+def _column_names(text: str, dialect: str) -> Counter | None:
+    """How many times a query writes each column name (lower case; None when it does not parse)."""
+    try:
+        tree = sql.parse(text, dialect)
+    except SqlError:
+        return None
+    return Counter(c.name.lower() for c in tree.find_all(sql.ast.Column)
+                   if c.name and not isinstance(c.this, sql.ast.Star))
 
 
 def second_law(db: Any, original_sql: str, candidate_sql: str, question: str = "") -> str | None:

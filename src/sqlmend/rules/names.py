@@ -178,26 +178,35 @@ def _stores(values: Any, table: str, column: str, literal: str) -> bool:
         return False
 
 
-def _shadowed(repair: NameRepair, best: names.NameMatch, wholes: set[str]) -> bool:
-    """Whether the name holds, as one of its words, the whole name of another column in scope than ``best``
-    (``grade_name`` where ``name`` is a column too, ``Name_Code`` where ``code`` is): it may mean either,
-    so its match is no proof by name."""
-    own = best.name.lower()
-    return any(w in wholes and w != own for w in names.words(repair.written.rpartition(".")[2]))
+def extra_words(repair: NameRepair, match: names.NameMatch) -> set[str]:
+    """The words of the name written that ``match`` does not account for: not its own words, nor its table's
+    name for a ``prefix`` match (``grade_name`` / ``grade``: ``name``; ``orchestra_Conductor_ID`` /
+    ``Conductor_ID`` of ``orchestra``: none)."""
+    own = {names.singular(w) for w in names.words(match.name)}
+    if match.reason == "prefix" and match.owner:
+        own |= {names.singular(w) for w in names.words(match.owner.rpartition(".")[2])}
+    return {w for w in (names.singular(x) for x in names.words(repair.written.rpartition(".")[2])) if w not in own}
+
+
+def shadowed(repair: NameRepair, best: names.NameMatch, wholes: set[str]) -> bool:
+    """Whether the name holds, among the words ``best`` does not account for (:func:`extra_words`), the whole
+    name of another column in scope (``grade_name`` where ``name`` is a column too, ``Name_Code`` where
+    ``code`` is): it may mean either, so no name proves it."""
+    return bool(extra_words(repair, best) & ({names.singular(w) for w in wholes} - {best.name.lower()}))
 
 
 def _choose(repair: NameRepair, literals: list[str], wholes: set[str] = frozenset()) -> None:
     """Set ``repair.chosen`` and ``reason`` from its matches and where its literals are stored.
 
     A name alone proves its one best match (:func:`sqlmend.sql.names.unique`), unless it holds another
-    column's whole name as a word (:func:`_shadowed`). A compared literal decides when it is stored: the
+    column's whole name as a word the match does not account for (:func:`shadowed`). A compared literal decides when it is stored: the
     best match must store it (else the name says one column, the literal another: not proven); where no
     match proves itself by name, the one column in scope that stores it is proven when the name matches
     it at all, in spelling or in meaning (the literal outranks the name's words: ``label_name = 'Sony'``
     is ``Label``, which stores 'Sony', not ``Name``), or when no name matches by spelling (``Zone =
     'Caribbean'`` is ``Region``)."""
     best = names.unique(repair.matches)
-    if best is not None and _shadowed(repair, best, wholes):
+    if best is not None and shadowed(repair, best, wholes):
         best = None
     if not literals or not repair.stored:
         repair.chosen, repair.reason = best, best.reason if best else ""

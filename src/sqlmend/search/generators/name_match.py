@@ -65,11 +65,11 @@ MEANING_GAP = 5
 
 
 def _shadowed(repair) -> bool:
-    """Whether the name written holds, as words, the whole names of some of its matches, and has several
-    (``grade_name``: ``grade`` and ``name``): which one it means is not in the name."""
-    own = {w for w in sql_names.words(repair.written.rpartition(".")[2])}
-    whole = [m for m in repair.matches if "".join(sql_names.words(m.name)) in own]
-    return bool(whole) and len(repair.matches) > 1
+    """Whether the name written holds, among the words its first match does not account for, the whole name of
+    another of its matches (``grade_name``: ``grade`` and ``name``): which one it means is not in the name
+    (:func:`sqlmend.rules.names.shadowed`)."""
+    wholes = {m.name.lower() for m in repair.matches if len(sql_names.words(m.name)) == 1}
+    return len(repair.matches) > 1 and names.shadowed(repair, repair.matches[0], wholes)
 
 
 def _by_evidence(repair, ranked, question):
