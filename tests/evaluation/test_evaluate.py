@@ -152,6 +152,11 @@ def test_a_gold_cache_of_classes_that_moved_is_computed_again(handmade, tmp_path
 
 @pytest.mark.slow
 def test_spider_train_gold_against_itself(gold_cache):
+    """Each distinct (database, gold) of Spider train once (3,983 of 7,000 questions: they share their
+    gold): the same SQL on the same database gets the same verdict."""
     train = load_dataset("spider-train")
-    s = evaluate(train, train.gold, cache_root=gold_cache).summary()
-    assert s.correct == s.n == s.correct_ordered and s.n > 6800
+    seen: set[tuple[str, str]] = set()
+    tasks = [t for t in train.tasks if (t.db_id, t.gold) not in seen and not seen.add((t.db_id, t.gold))]
+    distinct = Dataset(name="spider-train-distinct", tasks=tasks, db_root=train.db_root)
+    s = evaluate(distinct, distinct.gold, cache_root=gold_cache).summary()
+    assert s.correct == s.n == s.correct_ordered and s.n > 3800
