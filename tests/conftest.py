@@ -19,6 +19,12 @@ from pg_server import PgServer, find_bin
 from sqlmend.paths import data_root
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tests marked slow first, each group in its files' order: parallel workers then spend the end
+    of a run on short tests, not waiting for one long test started last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return data_root()

@@ -4,10 +4,14 @@ are, and one sent after them too (real HTTP on loopback, world_1; ``bench pathol
 
 from __future__ import annotations
 
+import pytest
+
 from sqlmend.stress.pathological import normal_ok, wide_requests, widest_in_list
 from sqlmend.pipeline import PipelineConfig
 from sqlmend.service import ServiceSettings, create_app
 from sqlmend.service.runner import BackgroundServer
+
+pytestmark = pytest.mark.slow
 
 
 def test_four_wide_requests_leave_a_normal_one_answered(data_dir):

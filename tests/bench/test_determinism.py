@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sqlmend.bench.determinism import bench_determinism
 from sqlmend.pipeline import PipelineConfig
+
+pytestmark = pytest.mark.slow
 
 
 def test_one_worker_idle_and_four_beside_a_cpu_hog_write_the_same_bytes(pred_dir, tmp_path, monkeypatch,

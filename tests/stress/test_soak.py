@@ -29,6 +29,7 @@ def test_the_mix_holds_every_kind_and_each_kind_has_its_expected_answers(pred):
     assert classify("pathological", 504, None) == "error"
 
 
+@pytest.mark.slow
 def test_a_short_soak_has_rows_and_no_error(pred, tmp_path):
     if find_bin() is None:
         pytest.skip("PostgreSQL server binaries not installed")
