@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from sqlmend.evaluation import evaluate
-from sqlmend.evaluation.evaluate import EvalReport, forget_loaded_caches
+from sqlmend.evaluation.evaluate import CACHE_VERSION, EvalReport, forget_loaded_caches
 from sqlmend.evaluation.executor import QueryPool
 from sqlmend.data import Dataset, load_dataset, load_predictions
 from sqlmend.types import Task
@@ -139,6 +139,7 @@ def test_a_gold_cache_of_classes_that_moved_is_computed_again(handmade, tmp_path
     ds, preds = handmade
     first = evaluate(ds, preds, timeout=1.0, cache_root=tmp_path)
     (cache_file,) = tmp_path.glob("*.pkl")
+    assert cache_file.name == f"handmade.v{CACHE_VERSION}.pkl"  # a version that cannot read it never opens it
     old = pickle.dumps({"k": first}).replace(b"sqlmend.evaluation.evaluate", b"sqlmend.evaluation.gone_awa")
     assert b"sqlmend.evaluation.gone_awa" in old  # same length: still a valid pickle, of a module not there
     cache_file.write_bytes(old)
