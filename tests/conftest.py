@@ -6,10 +6,23 @@ import os
 import sys
 from pathlib import Path
 
+# One thread per native thread pool (OpenMP, OpenBLAS, MKL: torch, numpy, scikit-learn). The tests run
+# in parallel workers (scripts/test.sh), one or more per core: pools of one thread per core in each
+# worker only spin against each other (scikit-learn's fits took four times the CPU). Set before any of
+# them is imported; subprocesses of the tests inherit it. A value already set is kept.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import pytest
 from pg_server import PgServer, find_bin
 
 from sqlmend.paths import data_root
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests marked slow first, each group in its files' order: parallel workers then spend the end
+    of a run on short tests, not waiting for one long test started last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")

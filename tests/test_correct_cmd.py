@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from sqlmend.cli import app
@@ -103,6 +104,7 @@ def test_two_shards_merged_equal_the_unsharded_run(tmp_path, data_dir):
     assert rows == [str(i) for i in range(110)]
 
 
+@pytest.mark.slow
 def test_shards_of_a_searched_run_equal_the_whole_run_while_another_thread_keeps_busy(tmp_path, data_dir):
     """The search's budget counts work, not seconds: the second shard runs beside a busy thread and
     still gets the whole run's candidates (with a wall-clock budget, queries it cuts short would differ)."""

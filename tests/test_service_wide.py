@@ -4,14 +4,20 @@ are, and one sent after them too (real HTTP on loopback, world_1; ``bench pathol
 
 from __future__ import annotations
 
+import pytest
+
 from sqlmend.stress.pathological import normal_ok, wide_requests, widest_in_list
 from sqlmend.pipeline import PipelineConfig
 from sqlmend.service import ServiceSettings, create_app
 from sqlmend.service.runner import BackgroundServer
 
+pytestmark = pytest.mark.slow
+
 
 def test_four_wide_requests_leave_a_normal_one_answered(data_dir):
-    settings = ServiceSettings(log_requests=False)  # the wide lane: one thread
+    # the wide lane: one thread. The four queue on it; what this test proves is the lane, not the deadline:
+    # on a loaded machine (parallel test workers, other jobs) the last of them passed the default 30 s
+    settings = ServiceSettings(log_requests=False, deadline=120)
     n, body = widest_in_list(settings.max_body_bytes)
     app = create_app(PipelineConfig(), db_root=str(data_dir / "spider" / "database"), settings=settings)
     with BackgroundServer(app) as server:

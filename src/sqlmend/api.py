@@ -52,7 +52,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect, split_schemas, with_schemas
-from sqlmend.db.account import WARNINGS, Login, check_login, refusal
+from sqlmend.db.account import Login, admit, check_login
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
 from sqlmend.taxonomy import REFUSED
@@ -411,7 +411,8 @@ class Corrector:
         allow_functions: functions a query may call beside the dialect's read-only list (your own
             pure functions, ``NAME`` or ``SCHEMA.NAME``).
         require_read_only_login: refuse a database whose login may do more than read (else it is
-            warned about once, in the ``sqlmend`` logger). :attr:`login` says what it may do.
+            warned about once, in the ``sqlmend`` logger, unless sqlmend's own lock holds: a SQLite
+            file). :attr:`login` says what it may do.
 
     Raises:
         DatabaseNotFoundError: the database does not exist.
@@ -447,11 +448,11 @@ class Corrector:
         self.dialect = first.dialect
         #: what the database's login may do beyond reading (:mod:`sqlmend.db.account`)
         self.login: Login = check_login(first, self.db_id)
-        if self.login.may_write:
-            if self.config.require_read_only_login:
-                self._pool.close()
-                raise ConfigError(refusal(self.login))
-            WARNINGS.note([self.login])
+        try:
+            admit([self.login], self.config.require_read_only_login)
+        except ConfigError:
+            self._pool.close()
+            raise
 
     # --- one query -------------------------------------------------------------
 

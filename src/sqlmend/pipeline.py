@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sqlmend import guard, llm, rules
 from sqlmend.db import benchmark_db, connect
 from sqlmend.consensus.stage import ConsensusStage
+from sqlmend.db.account import Login, target_logins
 from sqlmend.db.base import ITEM_BUDGET, WorkBudget
 from sqlmend.db.results import ItemResults
 from sqlmend.detect.stage import DetectorStage
@@ -260,6 +261,18 @@ def database_for(task: Task, db_root: str | os.PathLike | None = None) -> str:
         raise DatabaseNotFoundError(f"task {task.question_id} names no database (db_id {task.db_id!r} "
                                     "and no database folder given)")
     return str(benchmark_db(db_root, task.db_id))
+
+
+def task_logins(tasks: Iterable[Task], db_root: str | os.PathLike | None = None) -> list[Login]:
+    """The logins of the databases of ``tasks``, each once (:func:`sqlmend.db.account.target_logins`;
+    a task whose database is missing is left to its item's error)."""
+    named = []
+    for task in tasks:
+        try:
+            named.append((task.db_id or task.db or "", database_for(task, db_root)))
+        except DatabaseNotFoundError:
+            continue
+    return target_logins(named)
 
 
 # --- one task -------------------------------------------------------------

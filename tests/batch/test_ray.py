@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'sqlmend[ray]' "
                                         "(scripts/setup.sh installs it)")
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from sqlmend.bench.alternatives import self_consistency
 from sqlmend.cli import app
 from sqlmend.consensus.risk import History
 from sqlmend.types import Task
+
+pytestmark = pytest.mark.slow
 
 
 def test_self_consistency_takes_the_majority_ties_to_the_prediction(spider_dev):

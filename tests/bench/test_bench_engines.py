@@ -9,6 +9,8 @@ from typer.testing import CliRunner
 
 from sqlmend.cli import app
 
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 

@@ -3,12 +3,15 @@ then the search stage's choices."""
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from sqlmend.bench.failing import CHOICES, bench_failing, markdown
 from sqlmend.cli import app
 from sqlmend.data import load_dataset
 from sqlmend.synth.failing import KINDS
+
+pytestmark = pytest.mark.slow
 
 
 def test_bench_failing_counts_each_break_and_each_choice(data_dir):

@@ -11,6 +11,7 @@ from sqlmend.llm import constrained
 pytestmark = pytest.mark.skipif(not constrained.available(), reason="llguidance not installed")
 
 
+@pytest.mark.slow
 def test_replay_times_a_valid_answer_under_the_sql_grammar():
     from sqlmend.bench.constrained import replay_all
 

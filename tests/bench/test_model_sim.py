@@ -21,6 +21,8 @@ from sqlmend.pipeline import Pipeline, PipelineConfig
 from sqlmend.refine.refiner import RewriteAnswer
 from sqlmend.types import Task
 
+pytestmark = pytest.mark.slow
+
 CONCERT = [str(i) for i in range(45)]  # dev questions 0..44 are concert_singer's
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from sqlmend.cli import app
 from sqlmend.data import load_dataset
 from sqlmend.data.sampling import seeded_sample
+
+pytestmark = pytest.mark.slow
 
 
 def test_bench_detect_scores_the_seeded_sample(tmp_path, data_dir, tiny_detector):

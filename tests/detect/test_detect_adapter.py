@@ -13,6 +13,8 @@ from sqlmend.detect.calibrate import calibrate_threshold, split_by_db
 from sqlmend.detect.decoding import decode
 from sqlmend.detect.train import TrainConfig, train
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = [
     {"question": "which singer", "sql": "select name from singer where age", "db_id": "a",
      "context": {"qss": "singer ( name , age )", "ast": "select", "exec": "error"}, "labels": ["value_error"]},

@@ -28,6 +28,7 @@ def run_session(chat, embedder, tok_ids):
     return out, embedder.embed(TEXTS)
 
 
+@pytest.mark.slow
 def test_replay_reproduces_a_recorded_session_bit_for_bit(tmp_path, smol, minilm):
     cassette, vectors_cassette = tmp_path / "chat.jsonl", tmp_path / "embed.jsonl"
     ids = [1, 2, 1249]

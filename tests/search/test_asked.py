@@ -93,6 +93,7 @@ def test_the_gate_keeps_a_rewrite_that_returns_other_rows(spider_db):
     assert verdict.by != PROJECTION
 
 
+@pytest.mark.slow
 def test_train_asked_rebuilds_the_shipped_weights(tmp_path):
     """The command written in the weights makes the same weights (Spider train, a seeded draw)."""
     from sqlmend.cli import app

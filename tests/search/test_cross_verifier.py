@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 
 from sqlmend.search import cross
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def groups(data_dir, tmp_path_factory):

@@ -9,6 +9,8 @@ from sqlmend.search import train
 from sqlmend.search.features import FEATURE_NAMES
 from sqlmend.search.verifier import TreeEnsemble
 
+pytestmark = pytest.mark.slow
+
 
 def test_exported_trees_predict_what_sklearn_predicts():
     from sklearn.ensemble import HistGradientBoostingClassifier

@@ -14,8 +14,9 @@ from sqlmend.batch.folder import RUN_FILE, file_sha256, in_shard, write_outputs
 from sqlmend.data.datasets import load_dataset
 from sqlmend.data.predictions import load_predictions, sniff_pred_format
 from sqlmend.data.sampling import choose
+from sqlmend.db.account import admit
 from sqlmend.errors import ConfigError
-from sqlmend.pipeline import correct_batch
+from sqlmend.pipeline import correct_batch, task_logins
 from sqlmend.types import Correction, Task
 
 
@@ -70,7 +71,12 @@ def run_file(ds: Any, preds: dict[str, str], tasks: list[Task], config: Any, out
 
     Returns:
         The corrections and the path of the corrected prediction file.
+
+    Raises:
+        ConfigError: a database's login may do more than read, under ``config.require_read_only_login``
+            (without it such a login is warned about once, where sqlmend's own lock does not hold).
     """
+    admit(task_logins(tasks, ds.db_root), config.require_read_only_login)  # before anything is written
     out.mkdir(parents=True, exist_ok=True)
     record = {**(manifest or {}), "format": fmt, "tasks_run": len(tasks), "engine": engine,
               "config": config.model_dump(mode="json")}

@@ -529,9 +529,23 @@ def _between(text: str, start: str, end: str) -> str:
     return body
 
 
+#: The reports :func:`evaluated` made in this process, by the tasks and the file (its path, size and
+#: time): each stand-in model of a benchmark (every strategy, the same model over HTTP) reads the shared
+#: files' verdicts, and the files are evaluated once. The reports are read, never changed.
+_EVALUATED: dict[tuple[str, str, int, int], Any] = {}
+
+
+def _tasks_key(dataset: Any) -> str:
+    digest = hashlib.sha256(str(dataset.db_root).encode())
+    for t in dataset.tasks:
+        digest.update(f"\0{t.question_id}\0{t.db_id}\0{t.gold}\0{t.difficulty}".encode())
+    return digest.hexdigest()
+
+
 def evaluated(dataset: Any, pred_files: list[Path], workers: int = 2,
               progress: bool = False) -> dict[str, Any]:
-    """The evaluator's report of each prediction file, by the file's stem.
+    """The evaluator's report of each prediction file, by the file's stem (once per process for the same
+    tasks and file).
 
     Args:
         dataset: the benchmark.
@@ -542,11 +556,19 @@ def evaluated(dataset: Any, pred_files: list[Path], workers: int = 2,
     Returns:
         ``{stem: EvalReport}`` in the files' order.
     """
-    from sqlmend.evaluation.evaluate import evaluate
     from sqlmend.data.predictions import load_predictions
+    from sqlmend.evaluation.evaluate import evaluate
 
-    return {Path(path).stem: evaluate(dataset, load_predictions(path, dataset), workers=workers, progress=progress,
-                                      label=f"pool {Path(path).stem}") for path in pred_files}
+    tasks = _tasks_key(dataset)
+    out = {}
+    for path in map(Path, pred_files):
+        st = path.stat()
+        key = (tasks, str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if key not in _EVALUATED:
+            _EVALUATED[key] = evaluate(dataset, load_predictions(path, dataset), workers=workers, progress=progress,
+                                       label=f"pool {path.stem}")
+        out[path.stem] = _EVALUATED[key]
+    return out
 
 
 def pool_of(reports: dict[str, Any]) -> dict[str, list[str]]:

@@ -13,8 +13,8 @@ from typing import Any, Optional
 
 import typer
 
-from sqlmend.cli.output import QUIET
-from sqlmend.errors import SqlmendError
+from sqlmend.cli.output import QUIET, REQUIRE_READ_ONLY
+from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import STAGE_ORDER, STRATEGIES, PipelineConfig, summarize
 
 _STAGES_HELP = f"comma-separated stages to run, of {', '.join(STAGE_ORDER)} (default for errorllm: all but detector, which is opt-in)"
@@ -154,7 +154,12 @@ def answer_one(db: str, question: str, sql_text: str, evidence: str, config: Pip
                check: bool = False, alternatives: list[str] | None = None) -> tuple[Any, str]:
     """One query through :meth:`sqlmend.api.Correctors.answer`, the path of every door (the
     service's too): the correction (a missing database is the item's error) and the database's
-    dialect (``sqlite`` when it cannot be opened)."""
+    dialect (``sqlite`` when it cannot be opened).
+
+    Raises:
+        ConfigError: the database's login may do more than read, under ``require_read_only_login``:
+            refused before any correction (the command's error, not an item's).
+    """
     from sqlmend.api import Correctors, database_name
     from sqlmend.pipeline import Pipeline
     from sqlmend.types import Task
@@ -163,6 +168,12 @@ def answer_one(db: str, question: str, sql_text: str, evidence: str, config: Pip
     try:
         task = Task(question_id="cli", db_id=database_name(db), question=question, sql=sql_text,
                     evidence=evidence or "", db=db, alternatives=list(alternatives or []))
+        try:
+            doors.get(db, task.db_id)  # opened first: a refused login ends the command
+        except ConfigError:
+            raise
+        except SqlmendError:
+            pass  # a database that cannot be opened: the item's error, as the answer gives it
         correction = doors.answer(task, check=check)
         try:
             dialect = doors.get(db, task.db_id).dialect  # kept open by the answer
@@ -178,7 +189,11 @@ def _single(db: str, question: str, sql_text: str, evidence: str, config: Pipeli
     from sqlmend.api import explain_lines
     from sqlmend.types import json_text
 
-    correction, dialect = answer_one(db, question, sql_text, evidence, config, alternatives=alternatives)
+    try:
+        correction, dialect = answer_one(db, question, sql_text, evidence, config, alternatives=alternatives)
+    except ConfigError as exc:  # a login that may write, under --require-read-only-login
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
     if as_json:
         typer.echo(json_text(correction.to_dict()))
     else:
@@ -244,6 +259,7 @@ def correct(
              "wrong, or the trained verifier prefers the rewrite by its calibrated margin (default: on for "
              "errorllm, off for the baselines; docs/pipeline.md 'The model gate')"),
     allow_function: list[str] = _ALLOW_FUNCTION,
+    require_read_only_login: bool = REQUIRE_READ_ONLY,
     quiet: bool = QUIET,
 ) -> None:
     """Correct the SQL of a prediction file, or one query.
@@ -268,7 +284,8 @@ def correct(
       sqlmend correct --db concert_singer.sqlite --question "..." --sql "..." --alternative "SELECT ..."
     """
     config = with_risk(with_memory(_config(strategy, stages, model, workers, model_concurrency, timeout, option,
-                                           model_gate=model_gate, allow_functions=list(allow_function or [])),
+                                           model_gate=model_gate, allow_functions=list(allow_function or []),
+                                           require_read_only_login=require_read_only_login),
                                    memory_store, memory_namespace), risk, risk_history)
     if sql is not None:
         if not db or question is None:

@@ -95,8 +95,10 @@ def check_cmd(
     CREATEROLE / CREATEDB / REPLICATION, writes on any table, CREATE on any
     schema. MySQL / MariaDB: every grant beyond SELECT. SQLite / DuckDB:
     whether this process may write the file. sqlmend reads only whatever the
-    login, but a read-only login is the surer lock; serve and mcp refuse any
-    other with --require-read-only-login. Exit status: 0 read-only, 1 may
+    login, but a read-only login is the surer lock: correct, check, eval,
+    serve and mcp warn once of a login that may write (not of a SQLite file,
+    which sqlmend opens read-only with an authorizer: this line says so) and
+    refuse it with --require-read-only-login. Exit status: 0 read-only, 1 may
     write, 2 the database cannot be opened.
 
     Example: sqlmend db check postgresql://reader@db.internal/shop
@@ -118,6 +120,9 @@ def check_cmd(
         typer.echo(login.summary)
         for power in login.powers:
             typer.echo(f"  - {power}")
+        if login.may_write and login.own_lock:
+            typer.echo(f"sqlmend's own lock holds: {login.own_lock} (no warning on each run; "
+                       "--require-read-only-login still refuses this login)")
     if login.may_write:
         raise typer.Exit(1)
 

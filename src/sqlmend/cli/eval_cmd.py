@@ -1,4 +1,4 @@
-"""``sqlmend eval``, ``sqlmend convert`` and ``sqlmend bench eval``: thin wrappers over :mod:`sqlmend.bench`."""
+"""``sqlmend eval``, ``sqlmend convert`` and ``sqlmend bench eval``: thin wrappers over :mod:`sqlmend.evaluation`."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ from typing import Optional
 
 import typer
 
-from sqlmend.evaluation import compare, eval_markdown, evaluate, paired_markdown, write_json, write_markdown
-from sqlmend.evaluation.executor import QueryPool
 from sqlmend.bench.speed import time_evaluation
-from sqlmend.evaluation.suspects import read_suspects
+from sqlmend.cli.output import REQUIRE_READ_ONLY
 from sqlmend.data import Dataset, load_dataset, load_predictions, read_tasks, write_predictions, write_tasks
 from sqlmend.data.datasets import TASK_FORMATS
 from sqlmend.data.predictions import PRED_FORMATS
 from sqlmend.errors import ConfigError, DatasetError
+from sqlmend.evaluation import compare, eval_markdown, evaluate, paired_markdown, write_json, write_markdown
+from sqlmend.evaluation.executor import QueryPool
+from sqlmend.evaluation.suspects import read_suspects
 
 _DATASET_HELP = ("A named dataset (spider-dev, spider-train, bird-dev, nl2sql-bugs) resolved under the "
                  "data root, or the path of a task file.")
@@ -49,6 +50,7 @@ def eval_command(
                                                                  "(EX by difficulty, fixed/regressed, latency)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the gold-result cache."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    require_read_only_login: bool = REQUIRE_READ_ONLY,
 ) -> None:
     """Execution accuracy of a prediction file (set rule and order-aware rule), or a paired before/after report.
 
@@ -57,8 +59,13 @@ def eval_command(
 
     Example: sqlmend eval --dataset spider-dev --pred din-sql_gpt-4.sql --against fixed.sql
     """
+    from sqlmend.db.account import admit, target_logins
+
     try:
         ds = _load(dataset, data_root, db_root)
+        # the evaluator opens the dataset's database files (sqlmend's own lock: read-only, an authorizer)
+        admit(target_logins((t.db_id, str(path)) for t in ds.tasks if (path := ds.db_path(t.db_id))),
+              require_read_only_login)
         suspect_ids = read_suspects(suspects) if suspects else []
         reports = []
         with QueryPool(workers=workers, timeout=timeout) as pool:  # one start-up for both files

@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 
 from sqlmend.cli.correct_cmd import _ALLOW_FUNCTION, _MODEL, _OPTION, _STAGES, _TIMEOUT
-from sqlmend.cli.serve_cmd import _MEMORY_NAMESPACE, _MEMORY_STORE, _REQUIRE_READ_ONLY, _STRATEGY, server_config
+from sqlmend.cli.output import REQUIRE_READ_ONLY
+from sqlmend.cli.serve_cmd import _MEMORY_NAMESPACE, _MEMORY_STORE, _STRATEGY, server_config
 from sqlmend.errors import SqlmendError
 
 _DB_HELP = ("a database the agent may name: NAME=PATH_OR_URL (a .sqlite path, postgresql://..., "
@@ -35,7 +36,7 @@ def mcp(
     memory_namespace: str = _MEMORY_NAMESPACE,
     timeout: float = _TIMEOUT,
     allow_function: list[str] = _ALLOW_FUNCTION,
-    require_read_only_login: bool = _REQUIRE_READ_ONLY,
+    require_read_only_login: bool = REQUIRE_READ_ONLY,
 ) -> None:
     """Serve sqlmend's check and correction to agents over the Model Context Protocol.
 

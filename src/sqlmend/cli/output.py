@@ -16,6 +16,13 @@ import typer
 
 #: ``-q/--quiet`` of every command that shows progress bars.
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars (results are still printed).")
+#: ``--require-read-only-login`` of every command that opens databases and may warn of their login
+#: (``correct``, ``check``, ``eval``, ``serve``, ``mcp``; :func:`sqlmend.db.account.admit`).
+REQUIRE_READ_ONLY = typer.Option(
+    False, "--require-read-only-login", envvar="SQLMEND_REQUIRE_READ_ONLY_LOGIN", show_envvar=True,
+    help="refuse a database whose login may do more than read (a superuser, write grants, a writable file; "
+         "`sqlmend db check` shows it); without it such a login is warned about once, unless sqlmend's own "
+         "lock holds (a SQLite file, opened read-only with an authorizer)")
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 import typer
 
 from sqlmend import rules
-from sqlmend.cli.output import QUIET, print_table, refuse_dev
-from sqlmend.errors import SqlmendError
+from sqlmend.cli.output import QUIET, REQUIRE_READ_ONLY, print_table, refuse_dev
+from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.progress import bar as progress_bar
 
 
@@ -38,6 +38,7 @@ def check_cmd(
     alternative: list[str] = typer.Option(None, "--alternative", metavar="SQL",
                                           help="Another answer to the question (repeatable): the alternatives' "
                                                "vote is reported too (the consensus stage, nothing replaced)."),
+    require_read_only_login: bool = REQUIRE_READ_ONLY,
     quiet: bool = QUIET,
 ) -> None:
     """Run the static rules on one SQL (--db/--sql) or on a prediction file (--dataset/--pred).
@@ -54,15 +55,20 @@ def check_cmd(
     from sqlmend.pipeline import PipelineConfig
     from sqlmend.types import json_text
 
-    if dataset:
-        _check_batch(dataset, pred, as_json, timeout, quiet)
-        return
-    if not db or sql_text is None:
-        raise typer.BadParameter("give --db and --sql, or --dataset and --pred")
-    # the static stage (and the alternatives' vote), no model, on the path of every door (api.Correctors.answer)
-    stages = ["static", "consensus"] if alternative else ["static"]
-    correction, _ = answer_one(db, question, sql_text, "", PipelineConfig(stages=stages, timeout=timeout),
-                               check=True, alternatives=list(alternative or []))
+    try:
+        if dataset:
+            _check_batch(dataset, pred, as_json, timeout, quiet, require_read_only_login)
+            return
+        if not db or sql_text is None:
+            raise typer.BadParameter("give --db and --sql, or --dataset and --pred")
+        # the static stage (and the alternatives' vote), no model, on the path of every door (api.Correctors.answer)
+        stages = ["static", "consensus"] if alternative else ["static"]
+        config = PipelineConfig(stages=stages, timeout=timeout, require_read_only_login=require_read_only_login)
+        correction, _ = answer_one(db, question, sql_text, "", config, check=True,
+                                   alternatives=list(alternative or []))
+    except ConfigError as exc:  # a login that may write, under --require-read-only-login
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     trace = correction.stages[0] if correction.stages else None
     if correction.error or trace is None or trace.status == "failed":
         typer.echo(f"error: {correction.error or (trace.note if trace else 'nothing ran')}", err=True)
@@ -82,11 +88,15 @@ def check_cmd(
             typer.echo(line)
 
 
-def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: float, quiet: bool) -> None:
+def _check_batch(dataset_name: str, pred: Path | None, as_json: bool, timeout: float, quiet: bool,
+                 require_read_only_login: bool = False) -> None:
     from sqlmend.bench.static import check_file
     from sqlmend.data import load_dataset, load_predictions
+    from sqlmend.db.account import admit
+    from sqlmend.pipeline import task_logins
 
     ds = load_dataset(dataset_name)
+    admit(task_logins(ds.tasks, ds.db_root), require_read_only_login)
     preds = load_predictions(pred, ds) if pred else {t.question_id: t.sql for t in ds}
     for record in check_file(ds, preds, timeout, progress=not (as_json or quiet) and sys.stderr.isatty()):
         if as_json:

@@ -9,6 +9,7 @@ import typer
 
 from sqlmend.cli.correct_cmd import (_ALLOW_FUNCTION, _MODEL, _OPTION, _STAGES, _STRATEGY_HELP, _TIMEOUT, _config,
                                      with_memory)
+from sqlmend.cli.output import REQUIRE_READ_ONLY
 from sqlmend.pipeline import PipelineConfig
 
 _STORE_HELP = ("repair memory: a folder, or postgresql://USER@HOST/DB for one store shared by replicas "
@@ -18,11 +19,7 @@ _STORE_HELP = ("repair memory: a folder, or postgresql://USER@HOST/DB for one st
 _STRATEGY = typer.Option("errorllm", help=_STRATEGY_HELP)
 _MEMORY_STORE = typer.Option(None, "--memory-store", metavar="DIR|URL", help=_STORE_HELP)
 _MEMORY_NAMESPACE = typer.Option(None, "--memory-namespace", help="which memory of the store")
-_REQUIRE_READ_ONLY = typer.Option(
-    False, "--require-read-only-login", envvar="SQLMEND_REQUIRE_READ_ONLY_LOGIN", show_envvar=True,
-    help="refuse to start when a database's login may do more than read (a superuser, write grants, a "
-         "writable file; `sqlmend db check URL` shows it); without it such a login is warned about once "
-         "(a log line and GET /health)")
+
 
 
 def server_config(strategy: str, stages: str | None, model: list[str] | None, option: list[str] | None,
@@ -56,7 +53,7 @@ def serve(
     workers: int = typer.Option(1, help="worker processes (each with its own pipeline and metrics)"),
     log: bool = typer.Option(True, "--log/--no-log", help="one JSON line per request on stderr"),
     allow_function: list[str] = _ALLOW_FUNCTION,
-    require_read_only_login: bool = _REQUIRE_READ_ONLY,
+    require_read_only_login: bool = REQUIRE_READ_ONLY,
 ) -> None:
     """Serve POST /correct, POST /check, GET /health and GET /metrics over HTTP.
 

@@ -26,7 +26,8 @@ from sqlmend.db.schema import parse_schemas
 from sqlmend.db.values import MODES, ValueIndex, ValueMatch
 from sqlmend.errors import ConfigError, DatabaseNotFoundError
 
-_DUCKDB_SUFFIXES = (".duckdb", ".ddb")
+#: File endings :func:`connect` opens as DuckDB (any other path is a SQLite file).
+DUCKDB_SUFFIXES = (".duckdb", ".ddb")
 #: URL schemes of a MySQL or MariaDB server (``db/mysql.py``, imported only for them: PyMySQL is an extra).
 MYSQL_SCHEMES = ("mysql://", "mariadb://", "mysql+pymysql://")
 
@@ -105,7 +106,7 @@ def connect(target: str | os.PathLike, schemas: str | list[str] | None = None) -
         return DuckDBDatabase(text[len("duckdb://"):], schemas=named)
     if low.startswith("sqlite://"):
         text = text[len("sqlite://"):]
-    elif low.endswith(_DUCKDB_SUFFIXES):
+    elif low.endswith(DUCKDB_SUFFIXES):
         from sqlmend.db.duckdb import DuckDBDatabase
 
         return DuckDBDatabase(text, schemas=named)
@@ -180,5 +181,5 @@ def benchmark_db(root: str | os.PathLike, db_id: str) -> Path:
 
 
 __all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT", "MODES", "Database", "ValueIndex", "ValueMatch",
-           "BENCHMARK_EXTENSIONS", "benchmark_db", "check_db_id", "connect", "is_plain_id", "quote_ident",
+           "BENCHMARK_EXTENSIONS", "DUCKDB_SUFFIXES", "benchmark_db", "check_db_id", "connect", "is_plain_id", "quote_ident",
            "split_schemas", "with_schemas"]

@@ -13,10 +13,14 @@ surest lock is a login that cannot write. :func:`check_login` asks the engine wh
 * **SQLite / DuckDB**: whether this process may write the file (sqlmend opens it read-only; a login
   that can write it can also open it otherwise).
 
-``sqlmend db check URL`` prints the answer; ``serve``, ``mcp`` and :class:`sqlmend.Corrector` warn
-once per database (a log line, and ``/health``) and refuse a login that may write under
-``--require-read-only-login`` (``require_read_only_login`` in the configuration). The statements that
-make a read-only login for each engine are in docs/pipeline.md ("Read-only, whatever the login").
+``sqlmend db check URL`` prints the answer, and ``/health`` lists every login that may write. Where
+sqlmend's own lock holds whatever the login (:data:`OWN_LOCK`: a SQLite file, opened read-only with an
+authorizer that allows only reads) a writable login is that line and no more; elsewhere (PostgreSQL,
+MySQL, DuckDB) ``correct``, ``check``, ``eval``, ``serve``, ``mcp`` and :class:`sqlmend.Corrector` warn
+about it once per process (a log line). Under ``--require-read-only-login``
+(``require_read_only_login`` in the configuration) every one of them refuses a login that may write,
+SQLite's too (:func:`admit`). The statements that make a read-only login for each engine are in
+docs/pipeline.md ("Read-only, whatever the login").
 
 >>> Login("x.sqlite", "SQLite", "ana", ["the file is writable by this process"]).summary
 'the file is writable by this process: may write'
@@ -29,9 +33,9 @@ import os
 import re
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
-from sqlmend.errors import SqlmendError
+from sqlmend.errors import ConfigError, SqlmendError
 
 _log = logging.getLogger("sqlmend")
 
@@ -41,6 +45,10 @@ PG_POWER_ROLES = ("pg_write_all_data", "pg_read_server_files", "pg_write_server_
                   "pg_maintain")
 #: MySQL privileges that only read (USAGE is no privilege at all).
 MYSQL_READ_PRIVILEGES = frozenset({"SELECT", "USAGE"})
+#: Engines on which sqlmend's own lock holds whatever the login may do, and what that lock is
+#: (:mod:`sqlmend.db.sqlite`). DuckDB is not: sqlmend opens it read-only too, but with no authorizer of
+#: its own inside the engine.
+OWN_LOCK = {"SQLite": "the file opened read-only (mode=ro, query_only), with an authorizer that allows only reads"}
 
 
 @dataclass
@@ -79,8 +87,18 @@ class Login:
             return f"not checked ({self.error}): may write"
         return f"{self.powers[0]}: may write" if self.powers else "read-only"
 
+    @property
+    def own_lock(self) -> str | None:
+        """sqlmend's own lock on this database when it holds whatever the login (:data:`OWN_LOCK`), else None."""
+        return OWN_LOCK.get(self.engine) if self.error is None else None
+
+    @property
+    def warns(self) -> bool:
+        """Whether it is warned about: it may write, and no lock of sqlmend's own holds."""
+        return self.may_write and self.own_lock is None
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "may_write": self.may_write, "summary": self.summary}
+        return {**asdict(self), "may_write": self.may_write, "summary": self.summary, "own_lock": self.own_lock}
 
 
 def check_login(db: Any, name: str = "") -> Login:
@@ -229,7 +247,8 @@ _CHECKS = {"sqlite": _file_login, "duckdb": _file_login, "postgres": _postgres_l
 
 
 class LoginWarnings:
-    """The databases of this process whose login may write, each warned about once (a log line)."""
+    """The databases of this process whose login may write, each warned about once (a log line); not those
+    under sqlmend's own lock (:attr:`Login.warns`)."""
 
     def __init__(self) -> None:
         self._seen: dict[str, Login] = {}
@@ -238,7 +257,7 @@ class LoginWarnings:
     def note(self, logins: list[Login]) -> None:
         """Remember the logins that may write and log one line for those not warned about before."""
         with self._lock:
-            new = [x for x in logins if x.may_write and x.target not in self._seen]
+            new = [x for x in logins if x.warns and x.target not in self._seen]
             for x in new:
                 self._seen[x.target] = x
         if not new:
@@ -253,8 +272,10 @@ class LoginWarnings:
 
 def health(logins: Any) -> dict[str, Any]:
     """What ``/health`` says of the logins of a server's databases: whether all are read-only, and those
-    that may write (the database's name, its engine and what the login may do; no path, no password)."""
-    writers = [{"database": x.name, "engine": x.engine, "summary": x.summary} for x in logins if x.may_write]
+    that may write (the database's name, its engine, what the login may do and, where it holds, sqlmend's
+    own lock; no path, no password)."""
+    writers = [{"database": x.name, "engine": x.engine, "summary": x.summary,
+                **({"own_lock": x.own_lock} if x.own_lock else {})} for x in logins if x.may_write]
     return {"read_only": not writers, "may_write": writers}
 
 
@@ -269,5 +290,49 @@ def refusal(login: Login) -> str:
             "(docs/pipeline.md, \"Read-only, whatever the login\")")
 
 
-__all__ = ["Login", "LoginWarnings", "MYSQL_READ_PRIVILEGES", "PG_POWER_ROLES", "WARNINGS", "check_login", "file_login",
-           "health", "refusal", "root_logins"]
+def admit(logins: list[Login], require_read_only: bool) -> None:
+    """Let the databases of these logins be used: under ``require_read_only`` refuse any whose login may
+    write (SQLite's too); otherwise warn once per process about those sqlmend's own lock does not hold.
+
+    Raises:
+        ConfigError: a login that may write, under ``require_read_only``; it names the first such
+            database and how many more there are.
+    """
+    writers = [x for x in logins if x.may_write]
+    if writers and require_read_only:
+        more = f" (and {len(writers) - 1} more database{'s' if len(writers) > 2 else ''})" if len(writers) > 1 else ""
+        raise ConfigError(refusal(writers[0]) + more)
+    WARNINGS.note(writers)
+
+
+def target_logins(named: Iterable[tuple[str, str]]) -> list[Login]:
+    """The logins of databases named by path or URL (``(name, target)`` pairs; each target once, in
+    order), as :func:`sqlmend.db.connect` reads the target: a file's is whether this process may write
+    it (the file is not opened); a server's is asked of the server (:func:`check_login`). A database
+    that cannot be opened is left out: its items say so."""
+    from sqlmend.db import DUCKDB_SUFFIXES, connect
+
+    out: list[Login] = []
+    seen: set[str] = set()
+    for name, target in named:
+        if target in seen:
+            continue
+        seen.add(target)
+        text = os.fspath(target).split("?", 1)[0]
+        low = text.lower()
+        if "://" not in low or low.startswith(("sqlite://", "duckdb://")):
+            path = text.split("://", 1)[-1]
+            if os.path.isfile(path):
+                engine = "DuckDB" if low.startswith("duckdb://") or low.endswith(DUCKDB_SUFFIXES) else "SQLite"
+                out.append(file_login(os.path.abspath(path), engine, name=name))
+            continue
+        try:
+            with connect(target) as db:
+                out.append(check_login(db, name=name))
+        except SqlmendError:
+            continue
+    return out
+
+
+__all__ = ["Login", "LoginWarnings", "MYSQL_READ_PRIVILEGES", "OWN_LOCK", "PG_POWER_ROLES", "WARNINGS", "admit",
+           "check_login", "file_login", "health", "refusal", "root_logins", "target_logins"]

@@ -37,8 +37,10 @@ from sqlmend.paths import cache_dir
 from sqlmend.progress import bar as progress_bar
 
 VERDICTS = ("correct", "wrong", "pred_error", "pred_timeout", "gold_error")
-#: Bumped when the cached form of gold results changes.
-CACHE_VERSION = 1
+#: Bumped when the cached form of gold results changes; the cache file's name carries it, so that versions
+#: of sqlmend sharing a cache folder never read each other's files (2: the pickled classes moved from
+#: ``sqlmend.bench.evaluate`` to ``sqlmend.evaluation.evaluate``, which an older version cannot import).
+CACHE_VERSION = 2
 
 
 @dataclass
@@ -199,7 +201,7 @@ def _cache_file(dataset: Dataset, root: Path | None = None) -> Path:
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset.name)
     folder = cache_dir("gold") if root is None else Path(root)
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{name}.pkl"
+    return folder / f"{name}.v{CACHE_VERSION}.pkl"
 
 
 #: Gold caches this process has read or written: path -> (file state, entries). Evaluating

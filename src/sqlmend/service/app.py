@@ -48,7 +48,7 @@ from pydantic import BaseModel, Field
 
 from sqlmend.api import Correctors, check_answer, check_config, database_name
 from sqlmend.db import check_db_id
-from sqlmend.db.account import WARNINGS, Login, health, refusal, root_logins
+from sqlmend.db.account import Login, admit, health, root_logins
 from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.db.pgmigrate import is_url
 from sqlmend.errors import ConfigError
@@ -93,8 +93,9 @@ class Refusal(Exception):
 
 def check_logins(config: PipelineConfig, db_root: str | None) -> list[Login]:
     """Check the logins of the databases of ``db_root`` (files: may this process write them?) when a
-    service starts: warn once about those that may write, or refuse to start under
-    ``require_read_only_login``. A database named in a request is checked when it is first opened.
+    service starts: warn once about those that may write where sqlmend's own lock does not hold, or
+    refuse to start under ``require_read_only_login`` (:func:`sqlmend.db.account.admit`). A database
+    named in a request is checked when it is first opened.
 
     Returns:
         The logins of the root's databases.
@@ -103,11 +104,7 @@ def check_logins(config: PipelineConfig, db_root: str | None) -> list[Login]:
         ConfigError: a login that may write, under ``require_read_only_login``.
     """
     logins = root_logins(db_root) if db_root else []
-    writers = [x for x in logins if x.may_write]
-    if writers and config.require_read_only_login:
-        more = f" (and {len(writers) - 1} more database{'s' if len(writers) > 2 else ''})" if len(writers) > 1 else ""
-        raise ConfigError(refusal(writers[0]) + more)
-    WARNINGS.note(writers)
+    admit(logins, config.require_read_only_login)
     return logins
 
 

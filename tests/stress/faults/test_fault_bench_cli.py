@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from sqlmend.cli import app
 
 
+@pytest.mark.slow
 def test_bench_faults_prints_the_table(pred, tmp_path):
     pytest.importorskip("ray", reason="the Ray row needs sqlmend[ray]")
     res = CliRunner().invoke(app, ["bench", "faults", "--pred", str(pred), "--out", str(tmp_path),

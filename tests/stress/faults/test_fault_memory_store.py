@@ -7,7 +7,7 @@ import pytest
 
 from sqlmend.stress.faults import memory_store_fault
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 def test_answers_keep_coming_the_stage_skips_and_comes_back_no_item_lost(pred, tmp_path):

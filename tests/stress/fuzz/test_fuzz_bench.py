@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from typer.testing import CliRunner
 
 from sqlmend.stress.fuzz import Fuzzer, load_seeds, make_example, markdown, run_fuzz
@@ -12,6 +13,7 @@ from sqlmend.cli import app
 LINE = re.compile(r"examples (\d+), unhandled (\d+), changed databases (\d+), past limit (\d+), seconds (\d+)")
 
 
+@pytest.mark.slow
 def test_a_ci_sized_run_finds_nothing(tmp_path, spider_dir):
     report = run_fuzz(300, 0, tmp_path / "work", spider_dir)
     assert report.ok(), markdown(report)
