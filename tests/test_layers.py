@@ -29,9 +29,10 @@ LAYERS = {
     "api": 9,
     "batch": 10,
     "review": 11, "service": 11,
-    "bench": 12, "stress": 12, "mcpserver": 12,
-    "cli": 13, "integrations": 13,
-    "__main__": 14,
+    "mcpserver": 12,
+    "bench": 13, "stress": 13,
+    "cli": 14, "integrations": 14,
+    "__main__": 15,
 }
 
 
