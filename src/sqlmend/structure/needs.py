@@ -39,6 +39,7 @@ schema-linking --dataset spider-train``), never on dev.
 from __future__ import annotations
 
 import math
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -49,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from sqlmend.errors import SqlmendError
+from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.sql.diff import identifiers, table_names
 from sqlmend.sql.names import NameIndex, singular, words
 from sqlmend.structure.linking import value_candidates
@@ -58,8 +59,9 @@ from sqlmend.types import Schema, Table
 #: The budget of :func:`schema_for` by default, in characters of ``.text``.
 BUDGET = 4096
 #: A model prompt gets the whole schema when its text is shorter than this (characters: about 4,000
-#: tokens); a bigger one gets :func:`schema_for`'s answer within this budget. Spider's largest database
-#: writes about 3,000 characters: every prompt of the Spider benchmarks is unchanged.
+#: tokens); a bigger one gets the relations :func:`schema_for` ranks first, as many as this many characters
+#: hold (:func:`prompt_tables`). Spider's largest database writes 4,491 characters: every prompt of the
+#: Spider benchmarks is unchanged. ``$SQLMEND_SCHEMA_WHOLE_BELOW`` overrides it (:func:`whole_below`).
 WHOLE_BELOW = 16_384
 #: Relations whose stored values are looked up for the question's values (the best by the other evidence;
 #: a catalogue of at most this many relations is searched whole).
@@ -797,8 +799,23 @@ def whole_text(schema: Schema, keys: Iterable[str] | None = None) -> str:
                      if keep is None or t.name.lower() in keep)
 
 
+def whole_below() -> int:
+    """:data:`WHOLE_BELOW`, or ``$SQLMEND_SCHEMA_WHOLE_BELOW`` (characters, at least 256) when set: a
+    benchmark that measures prompts with the scoped schema on small databases sets it low."""
+    env = os.environ.get("SQLMEND_SCHEMA_WHOLE_BELOW", "").strip()
+    if not env:
+        return WHOLE_BELOW
+    try:
+        value = int(env)
+    except ValueError:
+        raise ConfigError(f"SQLMEND_SCHEMA_WHOLE_BELOW={env!r} is not a number of characters") from None
+    if value < 256:
+        raise ConfigError(f"SQLMEND_SCHEMA_WHOLE_BELOW={value} is below 256 characters")
+    return value
+
+
 def prompt_tables(schema: Schema, question: str, sql: str | None = None, *, values: Any = None,
-                  render: Callable[[list[str] | None], str] | None = None, budget: int = WHOLE_BELOW,
+                  render: Callable[[list[str] | None], str] | None = None, budget: int | None = None,
                   dialect: str = "sqlite") -> list[str] | None:
     """The relations a model stage's prompt shows of ``schema``: None (the whole schema) when its rendering
     is shorter than ``budget`` characters (:data:`WHOLE_BELOW`: every Spider database), else the keys of
@@ -809,14 +826,19 @@ def prompt_tables(schema: Schema, question: str, sql: str | None = None, *, valu
         schema: the schema the stage sees.
         question: the question.
         sql: the query under correction (None: a prompt that does not show it).
-        values: the schema's value index (its values are evidence), or None.
+        values: the schema's value index (its values are evidence), a function that gives it (asked only
+            for a schema too big), or None.
         render: ``keys -> the prompt's text of them`` (None: every relation); default :func:`whole_text`.
-        budget: the prompt's schema size at most, in characters.
+        budget: the threshold and the scoped schema's size at most, in characters (default
+            :func:`whole_below`).
         dialect: the query's dialect.
     """
     render = render or (lambda keys: whole_text(schema, keys))
+    budget = whole_below() if budget is None else budget
     if len(render(None)) < budget:
         return None
+    if callable(values):
+        values = values()
     index = index_of(schema)
     draft = read_draft(sql, dialect) if sql else None
     r = rank(index, question, draft)
@@ -834,4 +856,4 @@ def prompt_tables(schema: Schema, question: str, sql: str | None = None, *, valu
 
 __all__ = ["BUDGET", "Draft", "Join", "QuestionSchema", "Ranking", "SchemaIndex", "WHOLE_BELOW", "add_values",
            "choose", "index_of", "lookup_values", "prompt_tables", "question_terms", "question_values", "rank", "read_draft", "schema_for",
-           "whole_text", "write"]
+           "whole_below", "whole_text", "write"]
