@@ -6,33 +6,23 @@ next question; and on the whole catalogue of a small database."""
 from __future__ import annotations
 
 import pytest
+from test_warehouse import SCHEMAS, scoped  # noqa: F401  (scoped: a fixture, read by scope)
 
 import sqlmend
 from sqlmend import api
-from sqlmend.db import scope
-from sqlmend.db.base import forget
 from sqlmend.testing.copydb import load_postgres
 from pg_server import READER
-
-SCHEMAS = ("concert_singer", "singer", "poker_player", "company_employee")
 
 
 @pytest.fixture(scope="module")
 def warehouse(pg_server, spider_db):
+    """test_warehouse's four schemas in a database of this module's."""
     pg_server.admin("CREATE DATABASE needs")
     pg_server.admin(f"GRANT CONNECT ON DATABASE needs TO {READER}")
+    admin = pg_server.url("needs", user="postgres")
     for db_id in SCHEMAS:
-        load_postgres(spider_db(db_id), pg_server.url("needs", user="postgres"), READER, schema=db_id)
+        load_postgres(spider_db(db_id), admin, READER, schema=db_id)
     return pg_server.url("needs")
-
-
-@pytest.fixture
-def scoped(monkeypatch, cache_root):
-    """Read the warehouse by scope, as a catalogue of thousands of relations is (its 11 relations are few)."""
-    monkeypatch.setattr(scope, "SCOPE_ABOVE", 4)
-    forget()
-    yield
-    forget()
 
 
 def test_a_big_catalogue_is_read_by_definitions_and_its_values_whole(warehouse, scoped):
