@@ -465,6 +465,7 @@ class Corrector:
         self.checker = checker or Pipeline(check_config(self.config), resolve=self.pipeline.resolve)
         self._pool = _Pool(self.target)
         self._linked: _Linking | None = None  # schema_for's index of this database (one version)
+        self._vectors: OrderedDict[str, Any] = OrderedDict()  # schema_for's questions embedded
         self._linking_lock = threading.Lock()
         first = self._pool.prime()
         self.dialect = first.dialect
@@ -647,11 +648,23 @@ class Corrector:
             return None
 
     def _question_vector(self, question: str) -> Any:
+        """The question embedded (None: no embedder, or it failed), the last 256 questions kept (an agent asks
+        one question again with a draft, or another budget)."""
+        with self._linking_lock:
+            found = self._vectors.get(question)
+        if found is not None:
+            return found
         backend = self._embedder()
         try:
-            return None if backend is None else backend.embed([question], stage="embedder")[0]
+            vector = None if backend is None else backend.embed([question], stage="embedder")[0]
         except SqlmendError:
             return None
+        if vector is not None:
+            with self._linking_lock:
+                self._vectors[question] = vector
+                while len(self._vectors) > 256:
+                    self._vectors.popitem(last=False)
+        return vector
 
     def _linking(self, db: Database) -> _Linking:
         """The catalogue's :class:`~sqlmend.structure.needs.SchemaIndex` and value index, read once per

@@ -50,7 +50,7 @@ def test_the_draft_written_without_its_schema_finds_its_tables(warehouse, scoped
     with sqlmend.Corrector(warehouse, stages="guard") as fixer:
         found = fixer.schema_for("Sales of each song", "SELECT title, sales FROM song", budget=1024)
     assert found.tables[:2] == ["singer.song", "singer.singer"]
-    assert "singer.song(song_id bigint PK, title text, singer_id bigint -> singer.singer.singer_id" in found.text
+    assert "singer.song(song_id int PK, title text, singer_id int -> singer.singer.singer_id" in found.text
 
 
 def test_a_ddl_change_is_seen_by_the_next_question(pg_server, warehouse, scoped):

@@ -58,6 +58,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.fuzz_cmd",
     "sqlmend.cli.names_cmd",
     "sqlmend.cli.warehouse_cmd",
+    "sqlmend.cli.schema_linking_cmd",
     "sqlmend.cli.soak_cmd",
 ]
 

@@ -96,8 +96,8 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = {
 
 #: The weights of the evidence (set on Spider train; see the module doc).
 W_TABLE_NAME = 1.0  # a question word in a relation's own name (x its IDF over relations)
-W_COLUMNS = 0.6  # question words covered by a relation's columns (each word once, x its IDF over columns)
-W_SCHEMA = 0.5  # the coverage of the question's words by the relation's schema (its relations and its name)
+W_COLUMNS = 0.3  # question words covered by a relation's columns (each word once, x its IDF over columns)
+W_SCHEMA = 0.8  # the coverage of the question's words by the relation's schema (its relations and its name)
 W_SCHEMA_NAME = 1.2  # a question word in the schema's own name (x its IDF over schemas), as a coverage
 W_VALUE = 15.0  # a question's value stored in one of the relation's columns
 W_DRAFT_TABLE = 10.0  # a relation the draft names (or one a name it invents matches best)
@@ -110,6 +110,8 @@ EMBED_FLOOR = 0.3
 STEM, W_STEM, W_PREFIX, W_ABBREVIATION = 5, 0.5, 0.6, 0.8
 #: A relation wider than this share of the budget keeps its keys and its columns with evidence.
 TABLE_SHARE = 0.25
+#: The best relations written with their columns' types and keys; those after them, their columns' names.
+FULL_TABLES = 8
 #: The best relations that bring the relations they join (at most MAX_NEIGHBOURS each), right after them.
 NEIGHBOURS_OF, MAX_NEIGHBOURS = 2, 4
 
@@ -169,9 +171,13 @@ class SchemaIndex:
                                   dtype=np.int64)
         self.multi = len([s for s in schemas if s]) > 1
         vocab: dict[str, int] = {}
+        split = _Splitter(n for t in self.tables for n in (t.relname, t.schema, *(c.name for c in t.columns)))
 
         def wid(w: str) -> int:
             return vocab.setdefault(w, len(vocab))
+
+        def name_words(name: str) -> list[str]:  # a lower-case name's run of words split too (firstname)
+            return split.words(name)
 
         # columns, flat
         self.col_table: list[int] = []
@@ -273,6 +279,43 @@ class SchemaIndex:
         if len(self._matches) < 100_000:
             self._matches[term] = result
         return result
+
+
+class _Splitter:
+    """A name's words, a word that is a run of the catalogue's own words (a lower-case schema writes
+    ``firstname``, ``hometown``, ``stuid`` where another writes ``first_name``) split into them too: the known
+    words are those names split at separators and camelCase (three letters or more, or ``id`` / ``no``)."""
+
+    SHORT = frozenset({"id", "no"})
+
+    def __init__(self, names: Iterable[str]) -> None:
+        known: set[str] = set()
+        for name in names:
+            ws = name_words(name)
+            if len(ws) > 1:
+                known.update(w for w in ws if len(w) >= 3 or w in self.SHORT)
+        self.known = known
+        self._parts: dict[str, list[str]] = {}
+
+    def words(self, name: str) -> list[str]:
+        out = name_words(name)
+        return out + [p for w in out if w not in self.known for p in self.parts(w)]
+
+    def parts(self, word: str) -> list[str]:
+        """The fewest known words ``word`` is a run of (empty: none, or the word itself)."""
+        found = self._parts.get(word)
+        if found is None:
+            n = len(word)
+            best: list[list[str] | None] = [[]] + [None] * n
+            for end in range(1, n + 1):
+                for start in range(max(0, end - 24), end):
+                    piece, before = word[start:end], best[start]
+                    if before is not None and piece in self.known and \
+                            (best[end] is None or len(before) + 1 < len(best[end])):
+                        best[end] = before + [piece]
+            found = best[n] if best[n] is not None and len(best[n]) > 1 else []
+            self._parts[word] = found
+        return found
 
 
 def _comment_words(text: str) -> list[str]:
@@ -583,10 +626,24 @@ def _search(index_values: Any, value: str, limit: int, approx: bool) -> list[Any
 # --- choosing and writing ---------------------------------------------------------------------------------
 
 
+#: A declared type written by its family (``bigint`` and ``INTEGER`` are ``int``, ``varchar(255)`` is ``text``): what
+#: a query needs to know of it, in few characters. The first family whose word the type holds.
+TYPE_FAMILIES = (("int", "int"), ("serial", "int"), ("char", "text"), ("text", "text"), ("clob", "text"),
+                 ("string", "text"), ("double", "real"), ("float", "real"), ("real", "real"), ("numeric", "num"),
+                 ("decimal", "num"), ("number", "num"), ("bool", "bool"), ("timestamp", "datetime"),
+                 ("datetime", "datetime"), ("date", "date"), ("time", "time"), ("blob", "blob"), ("bytea", "blob"),
+                 ("binary", "blob"), ("json", "json"))
+
+
 def _type(text: str) -> str:
-    t = (text or "").lower().split("(")[0].strip()
-    return {"integer": "int", "character varying": "varchar", "double precision": "double",
-            "timestamp without time zone": "timestamp"}.get(t, t)
+    """A declared type by its family (:data:`TYPE_FAMILIES`), else its first word, lower case.
+
+    >>> _type("bigint"), _type("VARCHAR(255)"), _type("double precision"), _type("year")
+    ('int', 'text', 'real', 'year')
+    """
+    low = (text or "").lower()
+    family = next((name for word, name in TYPE_FAMILIES if word in low), None)
+    return family or (low.split("(")[0].split() or [""])[0]
 
 
 def _value(v: str) -> str:
@@ -656,9 +713,10 @@ def write(r: Ranking, chosen: list[int], budget: int = BUDGET) -> QuestionSchema
     share = max(int(budget * TABLE_SHARE), 240)
     for i in chosen:
         arrows = _arrows(idx, i)
-        line, cols, vals = _line(r, i, arrows, None)
+        brief = len(tables) >= FULL_TABLES
+        line, cols, vals = _line(r, i, arrows, None, brief)
         if line is None or len(line) > share or len(line) + 1 > left:
-            line, cols, vals = _line(r, i, arrows, min(share, left - 1))
+            line, cols, vals = _line(r, i, arrows, min(share, left - 1), brief)
         if line is None or len(line) + 1 > left:
             break
         lines.append(line)
@@ -690,16 +748,18 @@ def _arrows(idx: SchemaIndex, i: int) -> dict[str, str]:
     return out
 
 
-def _line(r: Ranking, i: int, arrows: dict[str, str], room: int | None
+def _line(r: Ranking, i: int, arrows: dict[str, str], room: int | None, brief: bool = False
           ) -> tuple[str | None, list[str], dict[str, list[str]]]:
-    """One relation's line: every column, or (``room``) those that fit, keys and evidence first."""
+    """One relation's line: every column, or (``room``) those that fit, keys and evidence first; ``brief``:
+    the columns' names without their types and key marks."""
     idx = r.index
     t = idx.tables[i]
     pk = {p.lower() for p in t.primary_key} | {c.name.lower() for c in t.columns if c.primary_key}
     parts: dict[int, str] = {}
     vals: dict[str, list[str]] = {}
     for k, (j, c) in enumerate(zip(idx.table_cols[i], t.columns)):
-        text = c.name + (f" {_type(c.type)}" if c.type else "") + (" PK" if c.name.lower() in pk else "")
+        text = c.name if brief else \
+            c.name + (f" {_type(c.type)}" if c.type else "") + (" PK" if c.name.lower() in pk else "")
         text += arrows.get(c.name.lower(), "")
         if j in r.values:
             text += " [" + ", ".join(_value(v) for v in r.values[j]) + "]"
