@@ -536,6 +536,12 @@ def recall_table(recall: dict[str, Any], budgets: tuple[int, ...] = BUDGETS) -> 
     return lines
 
 
+def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    """A Markdown table after a blank line, the first column left, the others right."""
+    return ["", "| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1),
+            *("| " + " | ".join(str(v) for v in row) + " |" for row in rows)]
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The report as the tables of docs/benchmarks.md."""
     lines: list[str] = []
@@ -556,16 +562,15 @@ def markdown(report: dict[str, Any]) -> str:
         lines += recall_table(s["recall"], budgets)
     sizes = report.get("sizes")
     if sizes:
-        lines += ["", "| generated schema | first call | median | p90 | asked table first |",
-                  "| --- | ---: | ---: | ---: | ---: |"]
-        lines += [f"| {r['tables']:,} tables (SQLite) | {r['first_call_seconds']} s | {r['median_ms']} ms | "
-                  f"{r['p90_ms']} ms | {r['top1']}% |" for r in sizes]
+        lines += _table(["generated schema", "first call", "median", "p90", "asked table first"],
+                        [[f"{r['tables']:,} tables (SQLite)", f"{r['first_call_seconds']} s", f"{r['median_ms']} ms",
+                          f"{r['p90_ms']} ms", f"{r['top1']}%"] for r in sizes])
     sim = report.get("model_sim")
     if sim:
-        lines += ["", "| prompts' schema | strategy | n | fixed | regressed | Δ vs default | model calls | prompt tokens |",
-                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        lines += [f"| {r['schema']} | {r['strategy']} | {r['n']} | {r['fixed']} | {r['regressed']} | "
-                  f"{r['delta_vs_default']:+.2f} | {r['model_calls']} | {r['prompt_tokens']:,} |" for r in sim]
+        lines += _table(["prompts' schema", "strategy", "n", "fixed", "regressed", "Δ vs default", "model calls",
+                         "prompt tokens"],
+                        [[r["schema"], r["strategy"], r["n"], r["fixed"], r["regressed"], f"{r['delta_vs_default']:+.2f}",
+                          r["model_calls"], f"{r['prompt_tokens']:,}"] for r in sim])
     return "\n".join(lines) + "\n"
 
 
