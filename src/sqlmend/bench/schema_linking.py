@@ -434,39 +434,65 @@ def _pooled(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def bench_sizes(sizes: tuple[int, ...] = (10_000,), work: Path | None = None, questions: int = 200, seed: int = 0,
-                echo: Callable[[str], None] = lambda line: None) -> list[dict[str, Any]]:
-    """``schema_for`` on a generated SQLite schema of N tables (:func:`sqlmend.bench.warehouse.generate`): the
-    first call (the definitions read, the index built), then the median and 90th percentile over
-    ``questions`` questions naming a random table, and how often that table came first."""
-    import sqlmend
-    from sqlmend.bench.warehouse import generate, table_names
+                engines: tuple[str, ...] = ("sqlite",), echo: Callable[[str], None] = lambda line: None
+                ) -> list[dict[str, Any]]:
+    """``schema_for`` on a generated schema of N tables (:func:`sqlmend.bench.warehouse.generate`: SQLite, one
+    schema; PostgreSQL, ten schemas on a throw-away server): the first call (the definitions read, the index
+    built), then the median and 90th percentile over ``questions`` questions naming a random table, and how
+    often that table came first."""
+    from sqlmend.bench.warehouse import MODULES, generate
 
     work = Path(work or "runs/bench-schema-linking/schemas")
     work.mkdir(parents=True, exist_ok=True)
     out = []
-    for n in sizes:
-        target = generate("sqlite", n, work / f"erp_{n}.sqlite")
-        rng = random.Random(seed)
-        names = table_names(n)
-        with sqlmend.Corrector(target, stages="guard") as fixer:
-            start = time.perf_counter()
-            fixer.schema_for("How many sales orders are open?")
-            first = time.perf_counter() - start
-            times, top = [], 0
-            for _ in range(questions):
-                module, table = names[rng.randrange(n)]
-                entity, number = table.rsplit("_", 1)
-                start = time.perf_counter()
-                found = fixer.schema_for(f"What is the total amount of the pending {entity} {number} of {module}?")
-                times.append(time.perf_counter() - start)
-                top += bool(found.tables) and found.tables[0].lower() == f"{module}_{table}"
-        times.sort()
-        row = {"tables": n, "first_call_seconds": round(first, 2),
-               "median_ms": round(1000 * statistics.median(times), 1),
-               "p90_ms": round(1000 * times[int(0.9 * (len(times) - 1))], 1), "top1": round(100 * top / questions, 1)}
-        echo(f"{n} tables: first call {row['first_call_seconds']} s, median {row['median_ms']} ms")
-        out.append(row)
+    for engine in engines:
+        server = None
+        try:
+            if engine == "postgres":
+                from sqlmend.testing.pgserver import READER, PgServer
+
+                server = PgServer.start()
+            for n in sizes:
+                if server is not None:
+                    server.admin(f"CREATE DATABASE needs_{n}")
+                    generate("postgres", n, server.url(f"needs_{n}", user="postgres"))
+                    for module in MODULES:
+                        server.admin(f"GRANT USAGE ON SCHEMA {module} TO {READER}; "
+                                     f"GRANT SELECT ON ALL TABLES IN SCHEMA {module} TO {READER}", dbname=f"needs_{n}")
+                    target, sep = server.url(f"needs_{n}"), "."
+                else:
+                    target, sep = generate("sqlite", n, work / f"erp_{n}.sqlite"), "_"
+                row = _size_row(target, engine, n, sep, questions, seed)
+                echo(f"{engine} {n} tables: first call {row['first_call_seconds']} s, median {row['median_ms']} ms")
+                out.append(row)
+        finally:
+            if server is not None:
+                server.stop()
     return out
+
+
+def _size_row(target: str, engine: str, n: int, sep: str, questions: int, seed: int) -> dict[str, Any]:
+    import sqlmend
+    from sqlmend.bench.warehouse import table_names
+
+    rng = random.Random(seed)
+    names = table_names(n)
+    with sqlmend.Corrector(target, stages="guard") as fixer:
+        start = time.perf_counter()
+        fixer.schema_for("How many sales orders are open?")
+        first = time.perf_counter() - start
+        times, top = [], 0
+        for _ in range(questions):
+            module, table = names[rng.randrange(n)]
+            entity, number = table.rsplit("_", 1)
+            start = time.perf_counter()
+            found = fixer.schema_for(f"What is the total amount of the pending {entity} {number} of {module}?")
+            times.append(time.perf_counter() - start)
+            top += bool(found.tables) and found.tables[0].lower() == f"{module}{sep}{table}"
+    times.sort()
+    return {"engine": engine, "tables": n, "first_call_seconds": round(first, 2),
+            "median_ms": round(1000 * statistics.median(times), 1),
+            "p90_ms": round(1000 * times[int(0.9 * (len(times) - 1))], 1), "top1": round(100 * top / questions, 1)}
 
 
 @contextmanager
@@ -563,7 +589,7 @@ def markdown(report: dict[str, Any]) -> str:
     sizes = report.get("sizes")
     if sizes:
         lines += _table(["generated schema", "first call", "median", "p90", "asked table first"],
-                        [[f"{r['tables']:,} tables (SQLite)", f"{r['first_call_seconds']} s", f"{r['median_ms']} ms",
+                        [[f"{r['tables']:,} tables ({r.get('engine', 'sqlite')})", f"{r['first_call_seconds']} s", f"{r['median_ms']} ms",
                           f"{r['p90_ms']} ms", f"{r['top1']}%"] for r in sizes])
     sim = report.get("model_sim")
     if sim:

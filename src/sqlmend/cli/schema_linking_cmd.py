@@ -26,7 +26,8 @@ def bench_schema_linking(
     dataset: str = typer.Option("spider-dev", "--dataset", "-d", help="spider-train to develop on, spider-dev to report"),
     where: list[str] = typer.Option(["warehouse", "single"], "--where",
                                     help="warehouse (every Spider database as a schema of one PostgreSQL database) "
-                                         "and/or single (each question's own database); repeat for both"),
+                                         "and/or single (each question's own database); repeat for both; none for "
+                                         "the time and model-sim rows alone"),
     budgets: str = typer.Option("1024,2048,4096,8192", help="budgets of the text, in characters"),
     limit: int = typer.Option(None, help="questions at most (a seeded sample; default: all)"),
     pred: list[Path] = typer.Option(None, "--pred", help="prediction files whose failing queries are the drafts "
@@ -34,6 +35,8 @@ def bench_schema_linking(
     embedder: bool = typer.Option(True, "--embedder/--no-embedder",
                                   help="also the rows that need MiniLM (schema_for+embedder, minilm)"),
     sizes: str = typer.Option("10000", help="generated schemas' table counts for the time rows ('' for none)"),
+    size_engine: list[str] = typer.Option(["sqlite"], "--size-engine",
+                                          help="engines of the generated schema: sqlite and/or postgres"),
     model_sim: bool = typer.Option(False, "--model-sim", help="also bench model-sim rows with the prompts' schemas "
                                                               "scoped against whole"),
     sim_pred: Path = typer.Option(None, help="--model-sim: the file corrected (default: gpt-4_zero-shot.sql)"),
@@ -57,9 +60,9 @@ def bench_schema_linking(
     from sqlmend.data.datasets import load_dataset
     from sqlmend.data.predictions import shared_prediction_files
 
-    bad = [w for w in where if w not in ("warehouse", "single")]
+    bad = [w for w in where if w not in ("warehouse", "single", "none")]
     if bad:
-        typer.echo(f"error: unknown --where {', '.join(bad)}; known: warehouse, single", err=True)
+        typer.echo(f"error: unknown --where {', '.join(bad)}; known: warehouse, single, none", err=True)
         raise typer.Exit(2)
     chosen = _budgets(budgets)
     counts = tuple(int(x) for x in sizes.split(",") if x.strip()) if sizes.strip() else ()
@@ -74,7 +77,7 @@ def bench_schema_linking(
         if "single" in where:
             report["single"] = bench.bench_single_linking(ds, files, limit, seed, chosen, embedder, workers, echo)
         if counts:
-            report["sizes"] = bench.bench_sizes(counts, out / "schemas", echo=echo)
+            report["sizes"] = bench.bench_sizes(counts, out / "schemas", engines=tuple(size_engine), echo=echo)
         if model_sim:
             shared = {p.name: p for p in shared_prediction_files("spider-dev")}
             report["model_sim"] = bench.model_sim_rows(sim_pred or shared["gpt-4_zero-shot.sql"],
