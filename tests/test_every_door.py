@@ -190,6 +190,10 @@ def _mcp_answers(root: Path) -> dict[tuple[str, bool], tuple[bool, dict | None, 
     async def run() -> dict:
         out = {}
         async with Client(params) as client:
+            for ask in SCHEMA_ASKS:
+                r = await client.call_tool("find_schema", {"database": ask.db, "question": ask.question,
+                                                           "sql": ask.sql, "budget": ask.budget})
+                out[(ask.name, "schema")] = (r.is_error, r.structured_content, r.content[0].text if r.content else "")
             for item in ITEMS:
                 for check in (False, True):
                     r = await client.call_tool("check_sql" if check else "correct_sql",
@@ -336,6 +340,83 @@ LLAMAINDEX_TAKES = {"good", "wrong value", "unknown column", "garbled", "write",
 DOORS: list[Callable[[Doors, Item, bool], Answer | None]] = [
     python_api, command_line, http_service, mcp_server, mcp_run_sql, langchain_checker, llamaindex_engine,
     vanna_runner]
+
+
+# --- find_schema: the schema a question needs, on every door --------------------------------------
+
+
+@dataclass(frozen=True)
+class SchemaAsk:
+    name: str
+    question: str
+    sql: str | None = None
+    budget: int = 4096
+    db: str = "concert_singer"
+
+
+SCHEMA_ASKS = [
+    SchemaAsk("question", "Which singers are from France?"),
+    SchemaAsk("a failing draft", "Names of the stadiums and themes of the concerts held there",
+              "SELECT nme, theme FROM stadiums JOIN concerts ON id = stadium", budget=512),
+    SchemaAsk("a tight budget", "How many concerts were held in each stadium?", budget=256),
+    SchemaAsk("hostile draft", "How many singers?", "DROP TABLE singer; SELECT readfile('/etc/passwd')"),
+    SchemaAsk("budget out of range", "How many singers?", budget=10_000_000),
+    SchemaAsk("unknown database", "How many singers?", db="nope"),
+]
+
+
+def _schema_body(body: dict) -> dict:
+    """What every door must agree on: the answer less the database's name (a door names it its own way)."""
+    return {k: v for k, v in body.items() if k != "database"}
+
+
+def schema_answers(doors: Doors, ask: SchemaAsk) -> dict[str, Any]:
+    """``find_schema``'s answer (or error) through the Python API, the MCP server, the HTTP service and the CLI."""
+    out: dict[str, Any] = {}
+    try:
+        with Corrector(doors.path(ask), config=CONFIG, models=lambda stage: None) as fixer:
+            out["python_api"] = {"dialect": fixer.dialect, **fixer.schema_for(ask.question, ask.sql, ask.budget).to_dict()}
+    except Exception as exc:
+        out["python_api"] = {"error": str(exc)}
+    if doors.mcp is None:
+        doors.mcp = _mcp_answers(doors.root)
+    is_error, body, text = doors.mcp[(ask.name, "schema")]
+    if ask.db != "concert_singer":  # not served: a tool error naming the served ones
+        assert is_error and "unknown database 'nope'" in text, text
+    elif ask.budget > 1 << 20:  # refused by the tool's own argument schema
+        assert is_error and "budget" in text, text
+    else:
+        out["mcp_server"] = {"error": text} if is_error else _schema_body(body)
+    r = doors.client.post("/schema", json={"db": doors.path(ask), "question": ask.question, "sql": ask.sql,
+                                           "budget": ask.budget})
+    out["http_service"] = _schema_body(r.json()) if r.status_code == 200 else {"error": r.json()["detail"]}
+    assert r.status_code in (200, 400, 404), r.text
+    args = ["schema", "--db", doors.path(ask), "--question", ask.question, "--budget", str(ask.budget), "--json"]
+    cli = CliRunner().invoke(cli_app, args + (["--sql", ask.sql] if ask.sql is not None else []))
+    out["command_line"] = _schema_body(json.loads(cli.stdout)) if cli.exit_code == 0 else \
+        {"error": cli.stderr.strip().removeprefix("error: ")}
+    return {door: doors.scrub.value(answer) for door, answer in out.items()}
+
+
+@pytest.mark.parametrize("ask", SCHEMA_ASKS, ids=[a.name for a in SCHEMA_ASKS])
+def test_find_schema_gives_one_answer_on_every_door(doors, ask):
+    answers = schema_answers(doors, ask)
+    assert len(answers) >= 3
+    first = next(iter(answers.values()))
+    assert all(a == first for a in answers.values()), json.dumps(answers, indent=1, ensure_ascii=False)
+    if "error" not in first:
+        assert len(first["text"]) <= ask.budget and first["tables"]
+
+
+def test_find_schema_answers_are_the_expected_ones(doors):
+    by_name = {a.name: a for a in SCHEMA_ASKS}
+    first = schema_answers(doors, by_name["question"])["python_api"]
+    assert first["tables"][0] == "singer" and first["values"] == {"singer.Country": ["France"]}
+    draft = schema_answers(doors, by_name["a failing draft"])["python_api"]
+    assert set(draft["tables"][:2]) == {"stadium", "concert"}, draft["tables"]  # nme, stadiums, concerts: invented
+    assert {"left": "concert.Stadium_ID", "right": "stadium.Stadium_ID", "how": "foreign key"} in draft["joins"]
+    assert "budget is a number of characters" in schema_answers(doors, by_name["budget out of range"])["python_api"]["error"]
+    assert schema_answers(doors, by_name["unknown database"])["python_api"]["error"].startswith("no SQLite database at")
 
 
 # --- the test ---------------------------------------------------------------------------------

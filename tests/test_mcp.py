@@ -42,7 +42,7 @@ ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELEC
 STAGES = "static,memory,search,guard"  # no model stage: the same answers on any machine
 TIMEOUT = 0.5
 TOKEN = "test-token-7f3a"
-TOOLS_ORDER = ("list_databases", "describe_schema", "check_sql", "correct_sql", "run_sql")
+TOOLS_ORDER = ("list_databases", "describe_schema", "find_schema", "check_sql", "correct_sql", "run_sql")
 # a wide result: 4,079 rows of 20 columns, more than an answer's 64 KB
 WIDE = "SELECT * FROM city JOIN country ON city.CountryCode = country.Code"
 TOOLS = set(TOOLS_ORDER)
@@ -87,6 +87,8 @@ async def _session(client: Client) -> dict:
     await call("schema", "describe_schema", {"database": "concert"})
     await call("schema_page", "describe_schema", {"database": "concert", "budget": 1024})
     await call("schema_page2", "describe_schema", {"database": "concert", "budget": 1024, "cursor": "1"})
+    await call("found", "find_schema", {"database": "concert", "question": QUESTION, "sql": FRANCE, "budget": 1024})
+    await call("found_budget", "find_schema", {"database": "concert", "question": QUESTION, "budget": 12})
     await call("correct", "correct_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
     await call("check", "check_sql", {"database": "concert", "question": QUESTION, "sql": FRANCE})
     await call("drop", "check_sql", {"database": "concert", "question": "q", "sql": DROP})
@@ -185,7 +187,7 @@ def answers(request):
 # --- over both transports ------------------------------------------------------------
 
 
-def test_the_five_tools_are_listed_with_schemas_and_descriptions(answers):
+def test_the_six_tools_are_listed_with_schemas_and_descriptions(answers):
     listed = answers["tools"]
     assert set(listed) == TOOLS
     for tool in listed.values():
@@ -196,6 +198,18 @@ def test_the_five_tools_are_listed_with_schemas_and_descriptions(answers):
     assert "evidence" in listed["check_sql"].input_schema["properties"]
     assert listed["run_sql"].input_schema["required"] == ["database", "sql"]
     assert {"question", "correct", "max_rows"} <= set(listed["run_sql"].input_schema["properties"])
+    assert listed["find_schema"].input_schema["required"] == ["database", "question"]
+    assert {"sql", "budget"} <= set(listed["find_schema"].input_schema["properties"])
+
+
+def test_find_schema_answers_what_the_api_answers(answers, db):
+    is_error, body, text, _ = answers["found"]
+    assert not is_error and text == body["text"] and len(text) <= 1024
+    assert body["tables"][0] == "singer" and body["values"] == {"singer.Country": ["France"]}
+    with _api(db) as fixer:
+        assert body == tools.find_schema({"concert": fixer}, "concert", QUESTION, FRANCE, 1024)
+    is_error, _, text, _ = answers["found_budget"]
+    assert is_error and "budget" in text
 
 
 def test_correct_sql_fixes_the_france_query_as_the_api_does(answers, db):

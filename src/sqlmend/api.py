@@ -55,6 +55,8 @@ from sqlmend.db import MYSQL_SCHEMES, Database, ValueIndex, connect, split_schem
 from sqlmend.db.account import Login, admit, check_login
 from sqlmend.errors import ConfigError, SqlmendError
 from sqlmend.pipeline import Pipeline, PipelineConfig, database_for, failed
+from sqlmend.structure import needs
+from sqlmend.structure.needs import QuestionSchema
 from sqlmend.taxonomy import REFUSED
 from sqlmend.types import Correction, Finding, Schema, StageTrace, Table, Task
 
@@ -380,6 +382,25 @@ def _task_of(item: Item, index: int) -> dict[str, Any]:
                       f"got {type(item).__name__}")
 
 
+#: :meth:`Corrector.schema_for`'s budget, in characters: at least, at most.
+MIN_BUDGET, MAX_BUDGET = 256, 1 << 20
+#: A catalogue of at most this many relations has its values read whole for :meth:`Corrector.schema_for`
+#: (once per version, kept on disk relation by relation: a question's values are then found in any
+#: relation); a bigger one has those of each question's best candidates read
+#: (:data:`sqlmend.structure.needs.VALUE_CANDIDATES`).
+VALUES_WHOLE_UP_TO = 2_000
+
+
+@dataclass(frozen=True)
+class _Linking:
+    """What :meth:`Corrector.schema_for` reads once per database version."""
+
+    version: tuple[str | None, str | None]
+    index: needs.SchemaIndex
+    values: ValueIndex | None
+    large: bool
+
+
 class Corrector:
     """Correct or check queries against one database, with stages, models and memory kept open.
 
@@ -444,6 +465,9 @@ class Corrector:
         self.config = self.pipeline.config
         self.checker = checker or Pipeline(check_config(self.config), resolve=self.pipeline.resolve)
         self._pool = _Pool(self.target)
+        self._linked: _Linking | None = None  # schema_for's index of this database (one version)
+        self._vectors: OrderedDict[str, Any] = OrderedDict()  # schema_for's questions embedded
+        self._linking_lock = threading.Lock()
         first = self._pool.prime()
         self.dialect = first.dialect
         #: what the database's login may do beyond reading (:mod:`sqlmend.db.account`)
@@ -577,6 +601,110 @@ class Corrector:
             with db.scoped(list(relations)):
                 yield db.schema(), db.value_index()
 
+    # --- the schema a question needs ------------------------------------------------
+
+    def schema_for(self, question: str, sql: str | None = None, budget: int = needs.BUDGET) -> QuestionSchema:
+        """The relations and columns ``question`` needs, ranked, their join paths and the stored values its
+        values match, written within ``budget`` characters (:mod:`sqlmend.structure.needs`): what a prompt
+        or an agent reads of a database too big to send whole.
+
+        Args:
+            question: the natural-language question.
+            sql: a draft query, untrusted and never run (a failing one too: the names it writes, invented
+                ones included, are evidence of the names it meant).
+            budget: characters of ``.text`` at most (256 to 1,048,576).
+
+        Returns:
+            A :class:`~sqlmend.structure.needs.QuestionSchema`: ``tables`` (as a query writes them),
+            ``columns``, ``joins``, ``values``, ``text``.
+
+        Raises:
+            ConfigError: a question or SQL that is not text, a budget out of range.
+        """
+        if not isinstance(question, str) or (sql is not None and not isinstance(sql, str)):
+            raise ConfigError("schema_for takes a question (text) and optionally a draft SQL (text)")
+        if isinstance(budget, bool) or not isinstance(budget, int) or not MIN_BUDGET <= budget <= MAX_BUDGET:
+            raise ConfigError(f"budget is a number of characters from {MIN_BUDGET} to {MAX_BUDGET:,}, got {budget!r}")
+        with self._pool.acquire() as db:
+            db.refresh()
+            linking = self._linking(db)
+            vector = self._question_vector(question) if linking.index.embedded else None
+
+            @contextmanager
+            def scoped(keys: list[str]) -> Iterator[ValueIndex]:
+                with db.scoped(keys):
+                    yield db.value_index()
+
+            found = needs.schema_for(linking.index, question, sql, budget, dialect=self.dialect,
+                                     values=linking.values, read_values=None if linking.values is not None else scoped,
+                                     question_vector=vector)
+        found.embedded = vector is not None
+        return found
+
+    def _embedder(self) -> Any:
+        """The backend of the ``embedder`` llm stage (None: none configured, or it does not load)."""
+        try:
+            return self.pipeline.resolve("embedder")
+        except SqlmendError:
+            return None
+
+    def _question_vector(self, question: str) -> Any:
+        """The question embedded (None: no embedder, or it failed), the last 256 questions kept (an agent asks
+        one question again with a draft, or another budget)."""
+        with self._linking_lock:
+            found = self._vectors.get(question)
+        if found is not None:
+            return found
+        backend = self._embedder()
+        try:
+            vector = None if backend is None else backend.embed([question], stage="embedder")[0]
+        except SqlmendError:
+            return None
+        if vector is not None:
+            with self._linking_lock:
+                self._vectors[question] = vector
+                while len(self._vectors) > 256:
+                    self._vectors.popitem(last=False)
+        return vector
+
+    def _linking(self, db: Database) -> _Linking:
+        """The catalogue's :class:`~sqlmend.structure.needs.SchemaIndex` and value index, read once per
+        version of the database (:meth:`Database.keys`): a database of at most
+        :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations whole; a bigger catalogue's relations by
+        :meth:`definitions`, and its values whole up to :data:`VALUES_WHOLE_UP_TO` relations (read once,
+        kept on disk by relation), else those of each question's best candidates."""
+        version = db.version()
+        with self._linking_lock:
+            have = self._linked
+            if have is not None and have.version == version:
+                return have
+            if db.large():
+                listing = db.listing()
+                keys = [t.name for t in listing.tables]
+                reuse = have is not None and have.version[0] == version[0] and have.large
+                index = have.index if reuse else needs.SchemaIndex(db.definitions(keys), embed=self._embed_texts())
+                values = None
+                if len(keys) <= VALUES_WHOLE_UP_TO:
+                    with db.scoped(keys):
+                        values = db.value_index()
+            else:
+                index = needs.SchemaIndex(db.schema().tables, embed=self._embed_texts())
+                values = db.value_index()
+            self._linked = _Linking(version, index, values, db.large())
+            return self._linked
+
+    def _embed_texts(self) -> Callable[[list[str]], Any] | None:
+        backend = self._embedder()
+        if backend is None:
+            return None
+
+        def embed(texts: list[str]) -> Any:
+            try:
+                return backend.embed(texts, stage="embedder")
+            except SqlmendError:  # the embedder failed: the lexical evidence alone
+                return None
+        return embed
+
     # --- lifetime ----------------------------------------------------------------
 
     def close(self) -> None:
@@ -683,5 +811,6 @@ class Correctors:
             c.close()
 
 
-__all__ = ["CHECK_STAGES", "CheckResult", "CorrectionResult", "Corrector", "Correctors", "Item", "Models",
+__all__ = ["CHECK_STAGES", "CheckResult", "CorrectionResult", "Corrector", "Correctors", "Item", "MAX_BUDGET",
+           "MIN_BUDGET", "Models", "QuestionSchema", "VALUES_WHOLE_UP_TO",
            "alternatives_of", "check_answer", "check_config", "database_name", "explain_lines"]

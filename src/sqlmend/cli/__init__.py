@@ -46,6 +46,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.memory_cmd",
     "sqlmend.cli.eval_cmd",
     "sqlmend.cli.rules_cmd",
+    "sqlmend.cli.schema_cmd",
     "sqlmend.cli.dialects_cmd",
     "sqlmend.cli.models_cmd",
     "sqlmend.cli.detect_cmd",
@@ -57,6 +58,7 @@ COMMAND_MODULES = [
     "sqlmend.cli.fuzz_cmd",
     "sqlmend.cli.names_cmd",
     "sqlmend.cli.warehouse_cmd",
+    "sqlmend.cli.schema_linking_cmd",
     "sqlmend.cli.soak_cmd",
 ]
 

@@ -2,7 +2,8 @@
 configured for the ``sampler`` stage (``consensus.samples=K``; off by default).
 
 Each sample is one chat call (the prompt file ``consensus/prompts/sample.yaml``: the question, its
-evidence and the database's schema; the query under correction is not shown, so a sample is an answer
+evidence and the database's schema, or for a schema too big to send whole the relations the question
+needs, :func:`sqlmend.refine.extract.prompt_schema`; the query under correction is not shown, so a sample is an answer
 of its own, not an edit of it), with sample i's seed ``seed + i`` at the configured temperature
 (distinct seeds give distinct answers where the backend samples; a seeded call is deterministic, so
 the call log's cache answers it again), structured output ``{"sql": ...}`` (a local model writes it
@@ -26,7 +27,7 @@ from pydantic import BaseModel
 from sqlmend.errors import ModelError
 from sqlmend.llm import prompts
 from sqlmend.llm.book import CallBook
-from sqlmend.refine.extract import schema_text
+from sqlmend.refine.extract import prompt_schema
 
 #: The llm stage the samples are asked of (``--model sampler=ENDPOINT``; ``default`` covers it).
 STAGE = "sampler"
@@ -50,7 +51,7 @@ class Samples:
 
 
 def ask_samples(backend: Any, question: str, evidence: str, schema: Any, k: int, *, temperature: float,
-                seed: int, dialect: str = "sqlite") -> Samples:
+                seed: int, dialect: str = "sqlite", db: Any = None) -> Samples:
     """Ask ``backend`` for ``k`` independent answers to the question.
 
     Args:
@@ -62,13 +63,16 @@ def ask_samples(backend: Any, question: str, evidence: str, schema: Any, k: int,
         temperature: the sampling temperature.
         seed: sample i's seed is ``seed + i``.
         dialect: the database's SQL dialect, named in the prompt.
+        db: the open database: a schema too big to send whole is sent as the relations the question needs
+            (:func:`sqlmend.refine.extract.prompt_schema`; its stored values are evidence).
 
     Returns:
         The :class:`Samples` (an answer per call that answered; every call in the report).
     """
     out = Samples()
     messages = prompts.messages(prompts.load("sqlmend.consensus", "sample"), question=question,
-                                evidence=evidence or "none", schema=schema_text(schema), dialect=dialect)
+                                evidence=evidence or "none",
+                                schema=prompt_schema(schema, question, None, db, dialect), dialect=dialect)
     for i in range(k):
         entry: dict[str, Any] = {"sample": i + 1, "seed": seed + i}
         try:

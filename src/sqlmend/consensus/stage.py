@@ -157,7 +157,7 @@ class ConsensusStage(StageBase):
                                                              f"configured for the {SAMPLER} stage and no alternative given")
             if backend is not None:
                 sampled = ask_samples(backend, ctx.task.question, ctx.task.evidence, ctx.db.schema(), s.samples,
-                                      temperature=s.temperature, seed=s.seed, dialect=ctx.dialect)
+                                      temperature=s.temperature, seed=s.seed, dialect=ctx.dialect, db=ctx.db)
                 alternatives += sampled.answers
         budget = getattr(ctx.db, "budget", None)
         used = budget.used if budget is not None else None

@@ -786,6 +786,11 @@ class Database(ABC):
             self._keys = self.keys()
         return self._keys
 
+    def version(self) -> tuple[str | None, str | None]:
+        """The :meth:`keys` of what this connection has read (read once, until :meth:`refresh` finds them
+        changed): what a reader that keeps something per database version keys it by, without a round trip."""
+        return self._version()
+
     def listing(self) -> Schema:
         """Return the catalogue's relations by name: their keys, schemas, kinds and comments, and the foreign
         keys between them, without their columns on an engine that reads those per relation (SQLite,

@@ -1,6 +1,6 @@
 """The MCP server of ``sqlmend mcp`` on the official ``mcp`` SDK: stdio and streamable HTTP.
 
-:func:`build_server` registers the five tools of :mod:`sqlmend.mcpserver.tools` on an
+:func:`build_server` registers the six tools of :mod:`sqlmend.mcpserver.tools` on an
 ``MCPServer``; each tool call runs that module's function in a worker thread and answers its
 dict as structured content (with the JSON schema the tool advertises) beside a text rendering.
 An unknown database or a bad argument is a tool error (``isError``) whose message names the
@@ -45,7 +45,8 @@ _log = logging.getLogger("sqlmend.mcp")
 
 INSTRUCTIONS = (
     "sqlmend checks and corrects SQL written for the configured databases before it is run or "
-    "shown. Call list_databases for their names, describe_schema for a database's tables, "
+    "shown. Call list_databases for their names, find_schema for the tables, columns, joins and "
+    "stored values a question needs (a big database), describe_schema for a database's tables, "
     "columns and stored values, check_sql to learn whether a query is wrong and why (with the "
     "database's evidence), correct_sql for the corrected query, and run_sql to correct a query and "
     "get its rows. Queries are never run for their effects: only one read-only SELECT/WITH is "
@@ -139,6 +140,27 @@ class SchemaOut(_Open):
                                                       "cursor for the next page (None on the last)")
 
 
+class JoinOut(_Open):
+    left: str = Field(description="table.column")
+    right: str = Field(description="table.column")
+    how: str = Field(description="foreign key, or same name (a column named as the other table's key)")
+
+
+class FoundSchemaOut(_Open):
+    database: str
+    dialect: str
+    tables: list[str] = Field(description="the relations the question needs, best first, as a query writes them")
+    columns: list[str] = Field(description="the columns written in text, table.column")
+    joins: list[JoinOut] = Field(description="how the tables written join")
+    values: dict[str, list[str]] = Field(description="stored values the question's (and the draft's) values "
+                                                     "match, by table.column: write literals as stored")
+    text: str = Field(description="the tables, columns, keys, joins and values as a prompt or an agent reads them")
+    budget: int
+    relations: int = Field(description="relations of the whole database")
+    scores: dict[str, float] = Field(description="each table's evidence, summed")
+    embedder: bool = Field(description="the embedder's evidence counted (an embedder model is configured)")
+
+
 # --- the tools -------------------------------------------------------------------
 
 Database = Annotated[str, Field(description="a name from list_databases", min_length=1, max_length=64)]
@@ -172,6 +194,9 @@ Cursor = Annotated[str | None, Field(description="next_cursor of the previous an
                                      max_length=32)]
 Budget = Annotated[int, Field(description="the answer's size at most, in bytes of JSON (at least one relation)",
                               ge=1024, le=1 << 20)]
+TextBudget = Annotated[int, Field(description="the text's size at most, in characters", ge=256, le=1 << 20)]
+DraftSql = Annotated[str | None, Field(description="optional: a draft query for the question, even one that fails "
+                                                   "(its names are evidence; it is never run)", max_length=MAX_TEXT)]
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)
@@ -206,6 +231,10 @@ def _explanation(body: dict[str, Any]) -> str:
     return body["explanation"]
 
 
+def _found_text(body: dict[str, Any]) -> str:
+    return body["text"]
+
+
 def build_server(correctors: tools.Correctors, deadline: float = DEADLINE) -> MCPServer:
     """The MCP server of the configured databases (``{name: Corrector}``, kept open by the caller).
 
@@ -233,6 +262,15 @@ def build_server(correctors: tools.Correctors, deadline: float = DEADLINE) -> MC
         database answers a page at a time (`next_cursor`); ask for one `schema` or some `tables`."""
         return await _answer(tools.describe_schema, tools.schema_text, correctors, database, tools.SAMPLE_VALUES,
                              schema, tables, budget, cursor)
+
+    @server.tool(annotations=_READ_ONLY)
+    async def find_schema(database: Database, question: Question, sql: DraftSql = None,
+                          budget: TextBudget = tools.SCHEMA_BUDGET) -> Annotated[CallToolResult, FoundSchemaOut]:
+        """Find the tables and columns a question needs in a database, best first, with the joins between
+        them and the stored values its words match, within `budget` characters: call it before writing
+        SQL for a database with many tables (then check_sql or correct_sql the draft). Give a draft `sql`
+        that failed to have its names (even invented ones) point to the real ones."""
+        return await _answer(tools.find_schema, _found_text, correctors, database, question, sql, budget)
 
     @server.tool(annotations=_READ_ONLY)
     async def check_sql(database: Database, question: Question, sql: Sql, evidence: Evidence = None,

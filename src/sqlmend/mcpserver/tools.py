@@ -1,4 +1,4 @@
-"""The four tools of ``sqlmend mcp``, as plain functions over open Correctors (no MCP here).
+"""The tools of ``sqlmend mcp``, as plain functions over open Correctors (no MCP here).
 
 Each takes ``correctors``, the configured databases (``{name: Corrector}``), and returns a
 JSON-ready dict: what the MCP tool answers as structured content, and what any other door
@@ -86,6 +86,8 @@ def list_databases(correctors: Correctors, tables: bool = False) -> dict[str, An
 BUDGET = 32_768
 #: Relations :func:`describe_schema` reads at a time while it fills its answer.
 READ_AT_ONCE = 32
+#: The size of :func:`find_schema`'s text by default, in characters.
+SCHEMA_BUDGET = 4096
 
 
 def _table(t: Any, index: Any, values: int) -> dict[str, Any]:
@@ -200,6 +202,29 @@ def describe_schema(correctors: Correctors, database: str, values: int = SAMPLE_
                 size += grown
                 at += 1
     return body
+
+
+def find_schema(correctors: Correctors, database: str, question: str, sql: str | None = None,
+                budget: int = SCHEMA_BUDGET) -> dict[str, Any]:
+    """The relations and columns a question needs, ranked, with their join paths and the stored values its
+    values match, within ``budget`` characters of text (:meth:`Corrector.schema_for`): what to read of a
+    database too big to describe whole, before writing its SQL.
+
+    Args:
+        question: the natural-language question.
+        sql: a draft query (optional, never run): its names, invented ones included, are evidence.
+        budget: characters of ``text`` at most.
+
+    Returns:
+        ``database``, ``dialect`` and :class:`~sqlmend.structure.needs.QuestionSchema`'s dict: ``tables``
+        (best first, as a query writes them), ``columns``, ``joins``, ``values``, ``text``, ``budget``,
+        ``relations`` (of the database), ``scores``, ``embedder``.
+
+    Raises:
+        ConfigError: an unknown database, a budget out of range.
+    """
+    fixer = corrector_of(correctors, database)
+    return {"database": database, "dialect": fixer.dialect, **fixer.schema_for(question, sql, budget).to_dict()}
 
 
 def _offset(cursor: str | None, total: int) -> int:
@@ -401,5 +426,6 @@ def run_text(body: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["BUDGET", "NOT_RUN", "SAMPLE_VALUES", "check_sql", "correction_answer", "corrector_of", "correct_sql", "databases_text",
-           "describe_schema", "list_databases", "run_query", "run_sql", "run_text", "schema_text"]
+__all__ = ["BUDGET", "NOT_RUN", "SAMPLE_VALUES", "SCHEMA_BUDGET", "check_sql", "correction_answer", "corrector_of",
+           "correct_sql", "databases_text", "describe_schema", "find_schema", "list_databases", "run_query", "run_sql",
+           "run_text", "schema_text"]

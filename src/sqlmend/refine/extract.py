@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlmend import sql
+from sqlmend.structure import needs
 from sqlmend.types import ExecResult, Schema, Table, split_ref
 
 ast = sql.ast
@@ -197,6 +198,31 @@ def schema_text(schema: Schema, tables: list[str] | None = None) -> str:
     """
     keep = None if tables is None else {x.lower() for x in tables}
     return "\n".join(_table_line(t) for t in schema.tables if keep is None or t.name.lower() in keep)
+
+
+def prompt_schema(schema: Schema, question: str, sql: str | None = None, db: Any = None,
+                  dialect: str = "sqlite") -> str:
+    """The schema a model prompt shows: :func:`schema_text` of the whole schema when it is shorter than
+    :func:`sqlmend.structure.needs.whole_below` characters (every Spider database), else of the relations
+    the question (and ``sql``, the query under correction) needs, best first by
+    :func:`sqlmend.structure.needs.prompt_tables`, as many as that many characters hold.
+
+    Args:
+        schema: the schema the stage sees.
+        question: the question.
+        sql: the query the prompt is about (None: a prompt that does not show one).
+        db: the open database, whose stored values are evidence (read only for a schema too big).
+        dialect: the query's dialect.
+    """
+    def values() -> Any:
+        try:
+            return db.value_index() if db is not None else None
+        except Exception:  # no value index for this database: the names alone
+            return None
+
+    keys = needs.prompt_tables(schema, question, sql, values=values, dialect=dialect,
+                               render=lambda keys: schema_text(schema, keys))
+    return schema_text(schema, keys)
 
 
 def neighbours(schema: Schema, tables: list[str]) -> list[str]:

@@ -20,7 +20,7 @@ from pydantic import Field
 from sqlmend.errors import ModelError
 from sqlmend.llm.book import CallBook
 from sqlmend.refine import guidelines
-from sqlmend.refine.extract import exec_summary, extract, nodes, schema_text
+from sqlmend.refine.extract import exec_summary, extract, nodes, prompt_schema
 from sqlmend.refine.localize import detected_types, localize
 from sqlmend.refine.refiner import brief, build_messages, rewrite
 from sqlmend.stage import StageBase, StageContext, StageSettings
@@ -85,7 +85,8 @@ class RefineStage(StageBase):
         execution = exec_summary(result, error)
         max_tokens = self.settings.max_tokens
         locs = localize(ctx.findings, question=ctx.task.question, evidence=ctx.task.evidence,
-                        sql_text=ctx.sql, all_nodes=all_nodes, schema=schema_text(schema),
+                        sql_text=ctx.sql, all_nodes=all_nodes,
+                        schema=prompt_schema(schema, ctx.task.question, ctx.sql, ctx.db, dialect),
                         execution=execution, backend=loc_backend, book=book,
                         max_tokens=max_tokens * 4 // 3)
         priority = self.settings.priority

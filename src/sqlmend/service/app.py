@@ -5,6 +5,10 @@
 * ``POST /check`` -- the same body -> the findings of the detecting stages only
   (static, memory, detector), without rewriting anything; ``refused`` is true
   when the text is not one read-only query (finding EX03);
+* ``POST /schema`` -- ``{db_id | db, question, sql?, budget?}`` -> the relations and columns the
+  question needs, their joins and values, within ``budget`` characters of text
+  (:meth:`sqlmend.api.Corrector.schema_for`, the MCP tool ``find_schema``'s answer); an unknown
+  database is a 404, a bad budget a 400;
 * ``GET /health`` -- the stages configured and whether each is available, and ``login``:
   whether the login of every database met so far is read-only, with those that may write
   (:mod:`sqlmend.db.account`; open without a token, for probes);
@@ -51,8 +55,8 @@ from sqlmend.db import check_db_id
 from sqlmend.db.account import Login, admit, health, root_logins
 from sqlmend.db.base import limit_malloc_arenas
 from sqlmend.db.pgmigrate import is_url
-from sqlmend.errors import ConfigError
-from sqlmend.pipeline import Pipeline, PipelineConfig
+from sqlmend.errors import ConfigError, DatabaseNotFoundError, SqlmendError
+from sqlmend.pipeline import Pipeline, PipelineConfig, database_for
 from sqlmend.service.limits import AdmissionMiddleware, Gate
 from sqlmend.service.observe import CONTENT_TYPE_LATEST, LOGGER, Metrics, usage_of, verdict_of
 from sqlmend.service.scrub import Scrubber, server_roots
@@ -60,7 +64,7 @@ from sqlmend.service.settings import ServiceSettings
 from sqlmend.types import Task, json_text
 
 #: Endpoints named in metrics (any other path counts as "other").
-ENDPOINTS = frozenset({"/correct", "/check", "/health", "/metrics"})
+ENDPOINTS = frozenset({"/correct", "/check", "/schema", "/health", "/metrics"})
 #: Environment variables of a worker process started by ``sqlmend serve --workers N``.
 CONFIG_ENV, SETTINGS_ENV, DB_ROOT_ENV = ("SQLMEND_SERVICE_CONFIG", "SQLMEND_SERVICE_SETTINGS",
                                          "SQLMEND_SERVICE_DB_ROOT")
@@ -81,6 +85,17 @@ class CorrectRequest(BaseModel):
                                     description="other answers to the question (other systems, prompts, samples): "
                                                 "their vote is reported and may replace the SQL under the consensus "
                                                 "rule; one that is not one read-only query is reported, never run")
+
+
+class SchemaRequest(BaseModel):
+    """A question whose schema is asked for (``POST /schema``)."""
+
+    question: str = Field(..., max_length=100_000, description="the natural-language question")
+    sql: str | None = Field(None, max_length=100_000,
+                            description="a draft query (never run): its names, invented ones too, are evidence")
+    budget: int = Field(4096, description="characters of the answer's text at most (256 to 1,048,576)")
+    db_id: str | None = Field(None, description="a database of the configured root (a plain name)")
+    db: str | None = Field(None, description="or a database path/URL (when the service allows it)")
 
 
 class Refusal(Exception):
@@ -183,14 +198,19 @@ class Service:
     async def run(self, req: CorrectRequest, check: bool) -> dict[str, Any]:
         """Admit, run under the deadline, and answer one request."""
         task = self.task(req)
+        cancel = threading.Event()
+        lane = self.wide if len(req.sql) > self.settings.wide_sql_chars else self.executor
+        return await self._admitted(lane, cancel, self.correct, task, check, cancel)
+
+    async def _admitted(self, lane: ThreadPoolExecutor, cancel: threading.Event | None, fn: Any,
+                        *args: Any) -> dict[str, Any]:
+        """Run ``fn(*args)`` on ``lane`` once the gate admits it, under the deadline (``cancel``: set past it)."""
         if not self.gate.enter():
             raise Refusal(503, "service saturated: too many requests in flight, retry later", "saturated",
                           {"Retry-After": str(self.settings.retry_after)})
         self.metrics.in_flight.set(self.gate.in_flight)
-        cancel = threading.Event()
-        lane = self.wide if len(req.sql) > self.settings.wide_sql_chars else self.executor
         try:
-            future = lane.submit(self.correct, task, check, cancel)
+            future = lane.submit(fn, *args)
         except RuntimeError:  # shutting down
             self.gate.leave()
             raise Refusal(503, "service shutting down", "shutdown",
@@ -199,8 +219,31 @@ class Service:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.deadline)
         except asyncio.TimeoutError:
-            cancel.set()  # nobody waits for it any more: its work stops at its next unit
+            if cancel is not None:
+                cancel.set()  # nobody waits for it any more: its work stops at its next unit
             raise Refusal(504, f"deadline of {self.settings.deadline:g} s exceeded", "deadline") from None
+
+    def database(self, req: CorrectRequest | SchemaRequest) -> tuple[str, str]:
+        """``(path or URL, name)`` of a request's database, or a :class:`Refusal` (400)."""
+        task = self.task(CorrectRequest(question="", sql="", db_id=req.db_id, db=req.db))
+        return database_for(task, self.db_root), task.db_id
+
+    def find_schema(self, req: SchemaRequest) -> dict[str, Any]:
+        """The schema a request's question needs (in a worker thread): ``find_schema``'s answer."""
+        target, name = self.database(req)
+        fixer = self.correctors.get(target, db_id=name)
+        found = fixer.schema_for(req.question, req.sql, req.budget)
+        return self.scrub.value({"database": name, "dialect": fixer.dialect, **found.to_dict()})
+
+    async def schema(self, req: SchemaRequest) -> dict[str, Any]:
+        """Admit, run under the deadline, and answer one ``/schema`` request."""
+        try:
+            self.database(req)  # a request naming no usable database is refused before it waits
+            return await self._admitted(self.executor, None, self.find_schema, req)
+        except DatabaseNotFoundError as exc:
+            raise Refusal(404, str(exc), "no_database") from None
+        except SqlmendError as exc:  # a budget out of range, a database that cannot be opened
+            raise Refusal(400, str(exc), "bad_request") from None
 
     def _leave(self, _: Any) -> None:
         self.gate.leave()
@@ -309,6 +352,18 @@ def create_app(config: PipelineConfig | None = None, allow_paths: bool = False,
     @app.post("/check")
     async def check(req: CorrectRequest, request: Request) -> Any:
         return await answer(request, req, check=True)
+
+    @app.post("/schema")
+    async def schema(req: SchemaRequest, request: Request) -> Any:
+        fields = {"database": req.db_id if not req.db else "(path)"}
+        try:
+            body = await service.schema(req)
+        except Refusal as exc:
+            request.state.log = {**fields, "refused": exc.reason}
+            return Json({"detail": service.scrub.text(exc.message, free=True)}, status_code=exc.status,
+                        headers=exc.headers)
+        request.state.log = {**fields, "tables": len(body["tables"])}
+        return Json(body)
 
     app.add_middleware(AdmissionMiddleware, token=settings.token, max_body_bytes=settings.max_body_bytes,
                        on_done=service.done)

@@ -10,7 +10,8 @@ from sqlmend.errors import DatabaseError, SqlError
 from sqlmend.structure.canonical import canonical_sql
 from sqlmend.structure.qss import build, serialize
 from sqlmend.structure.serialize import ast_text, exec_text
-from sqlmend.types import ExecResult
+from sqlmend.structure import needs
+from sqlmend.types import ExecResult, Schema
 
 
 @dataclass
@@ -53,6 +54,17 @@ def sql_columns(sql_text: str) -> list[str]:
     return _names(_tree(sql_text), sqlmod.ast.Column)
 
 
+def _needed(schema: Schema, question: str, sql_text: str, value_index: Any, dialect: str) -> Schema:
+    """``schema``, or for one too big to send whole the relations the question and the SQL need
+    (:func:`sqlmend.structure.needs.prompt_tables`), the structure's schema nodes."""
+    keys = needs.prompt_tables(schema, question, sql_text, values=value_index, dialect=dialect or "sqlite")
+    if keys is None:
+        return schema
+    keep = {k.lower() for k in keys}
+    return Schema(tables=[t for t in schema.tables if t.name.lower() in keep], dialect=schema.dialect,
+                  search_path=list(schema.search_path))
+
+
 def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]] | None = None,
              value_index: Any = None, embed: Any = None, result: ExecResult | None = None,
              error: str | None = None, timeout: float = 10.0, max_rows: int = 50,
@@ -72,7 +84,9 @@ def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]
         max_rows: rows fetched.
         qss_chars: the size budget of the QSS text.
         linked_only: write only the linked sub-graph of the schema (ErrorLLM §2.3; see
-            :func:`sqlmend.structure.qss.serialize`); False writes the whole schema.
+            :func:`sqlmend.structure.qss.serialize`); False writes the whole schema. A schema too big to
+            send whole (:func:`sqlmend.structure.needs.whole_below`) is first narrowed to the relations the
+            question and the SQL need.
 
     Returns:
         A :class:`Description`.
@@ -83,7 +97,8 @@ def describe(db: Any, question: str, sql_text: str, samples: dict[str, list[Any]
         except DatabaseError as e:
             error = getattr(e, "engine_message", None) or str(e)
     schema = db.schema()
-    qss = build(question, schema, samples=samples, value_index=value_index, embed=embed)
+    qss = build(question, _needed(schema, question, sql_text, value_index, getattr(db, "dialect", "sqlite")),
+                samples=samples, value_index=value_index, embed=embed)
     text = canonical_sql(sql_text, schema, dialect=getattr(db, "dialect", "sqlite") or "sqlite")
     tree = _tree(sql_text)  # parsed once for both focus lists
     qss_text = serialize(qss, focus=_names(tree, sqlmod.ast.Table), max_chars=qss_chars,
