@@ -673,7 +673,7 @@ class Corrector:
         :data:`~sqlmend.db.scope.SCOPE_ABOVE` relations whole; a bigger catalogue's relations by
         :meth:`definitions`, and its values whole up to :data:`VALUES_WHOLE_UP_TO` relations (read once,
         kept on disk by relation), else those of each question's best candidates."""
-        version = db.version()
+        version = db.catalogue_version()
         with self._linking_lock:
             have = self._linked
             if have is not None and have.version == version:

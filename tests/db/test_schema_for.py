@@ -73,3 +73,12 @@ def test_a_small_database_is_read_whole(spider_db):
             fixer.schema_for("x", budget=100)
     assert found.tables[:2] in (["countrylanguage", "country"], ["country", "countrylanguage"])
     assert found.values == {"country.Name": ["Aruba"], "country.LocalName": ["Aruba"]}
+
+
+@pytest.mark.mysql
+def test_a_mariadb_database_answers_too(mysql_spider):
+    """MySQL's connection keeps its server's version string as ``version``: the catalogue's version the
+    Corrector keys its index by is another name (``catalogue_version``), so schema_for runs there too."""
+    with sqlmend.Corrector(mysql_spider("concert_singer"), stages="guard") as fixer:
+        found = fixer.schema_for("What is the name of the stadium with the most capacity?", budget=1024)
+    assert found.tables[0] == "stadium" and "stadium.Capacity" in found.columns

@@ -786,7 +786,7 @@ class Database(ABC):
             self._keys = self.keys()
         return self._keys
 
-    def version(self) -> tuple[str | None, str | None]:
+    def catalogue_version(self) -> tuple[str | None, str | None]:
         """The :meth:`keys` of what this connection has read (read once, until :meth:`refresh` finds them
         changed): what a reader that keeps something per database version keys it by, without a round trip."""
         return self._version()
