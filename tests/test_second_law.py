@@ -67,6 +67,71 @@ def test_a_table_the_query_asks_for_may_join_an_unrelated_one_may_not(open_db):
         db, "SELECT count(*) FROM Student WHERE Gender = 'dog'", unrelated)
 
 
+def test_a_column_that_exists_keeps_its_table(open_db):
+    """4: ``semester_id`` of Student_Enrolment read as ``student_id`` while the rename of ``term_id`` writes
+    ``semester_id`` elsewhere: as many ``semester_id`` as before, but not Student_Enrolment's."""
+    law = guard.SecondLaw(open_db("student_transcripts_tracking"),
+                          "SELECT semester_name FROM Semesters WHERE NOT term_id IN (SELECT semester_id FROM Student_Enrolment)",
+                          "Which semesters had no student enrolled?")
+    why = law.check("SELECT semester_name FROM Semesters WHERE NOT semester_id IN (SELECT student_id FROM Student_Enrolment)")
+    assert why and "student_enrolment.semester_id" in why.lower()
+    assert law.check("SELECT semester_name FROM Semesters WHERE NOT semester_id IN "
+                     "(SELECT semester_id FROM Student_Enrolment)") is None
+
+
+def test_a_new_join_condition_joins_on_the_key(open_db):
+    """6: the join a rename writes pairs the columns a foreign key links (battle_death: death.caused_by_ship_id
+    -> ship.id), not two tables' own ids; without a key, the column of the other side's name."""
+    db = open_db("battle_death")
+    law = guard.SecondLaw(db, "SELECT T1.name FROM ship AS T1 JOIN death AS T2 ON T1.id = T2.caused_by_boat_id",
+                          "Which ships caused deaths?")
+    why = law.check("SELECT T1.name FROM ship AS T1 JOIN death AS T2 ON T1.id = T2.id")
+    assert why and "caused_by_ship_id" in why
+    assert law.check("SELECT T1.name FROM ship AS T1 JOIN death AS T2 ON T1.id = T2.caused_by_ship_id") is None
+    pets = guard.SecondLaw(open_db("pets_1"), "SELECT count(*) FROM has_pet AS T1 JOIN Pets AS T2 ON T1.petid = T2.AnimalID",
+                           "How many pets are owned?")
+    assert "pets.petid" in (pets.check("SELECT count(*) FROM has_pet AS T1 JOIN Pets AS T2 ON T1.petid = T2.pet_age")
+                            or "").lower()
+    assert pets.check("SELECT count(*) FROM has_pet AS T1 JOIN Pets AS T2 ON T1.petid = T2.PetID") is None
+
+
+def test_a_name_is_not_read_as_a_column_the_query_already_reads_unless_it_spells_it(open_db):
+    """7: ``ORDER BY Years`` is not ``song_release_year``, which the query selects (its table's name written
+    wrong too); two names are not one column; a misspelt ``Contry`` is the ``Country`` the query selects."""
+    db = open_db("concert_singer")
+    law = guard.SecondLaw(db, "SELECT song_name, song_release_year FROM singer ORDER BY Years LIMIT 1",
+                          "Which song was released by the youngest singer, and when?")
+    assert "song_release_year" in (law.check("SELECT song_name, song_release_year FROM singer "
+                                             "ORDER BY song_release_year LIMIT 1") or "")
+    assert law.check("SELECT song_name, song_release_year FROM singer ORDER BY Age LIMIT 1") is None
+    vocalist = guard.SecondLaw(db, "SELECT song_name, song_release_year FROM vocalist ORDER BY Years LIMIT 1",
+                               "Which song was released by the youngest singer, and when?")
+    assert vocalist.check("SELECT song_name, song_release_year FROM singer ORDER BY song_release_year LIMIT 1")
+    assert vocalist.check("SELECT song_name, song_release_year FROM singer ORDER BY Age LIMIT 1") is None
+    two = guard.SecondLaw(open_db("course_teach"), "SELECT Name_Title FROM teacher WHERE NOT Teacher_ID_Name IN "
+                          "(SELECT Teacher_id FROM course_arrange)", "Which teachers teach no course?")
+    assert "name" in (two.check("SELECT Name FROM teacher WHERE NOT Name IN (SELECT Teacher_id FROM course_arrange)")
+                      or "")
+    assert two.check("SELECT Name FROM teacher WHERE NOT Teacher_ID IN (SELECT Teacher_id FROM course_arrange)") is None
+    typo = guard.SecondLaw(db, "SELECT Country FROM singer GROUP BY Contry", "List the countries.")
+    assert typo.check("SELECT Country FROM singer GROUP BY Country") is None
+
+
+def test_a_join_is_not_moved_to_the_other_select(open_db):
+    """2: as many joins in all, but the second SELECT of the INTERSECT lost its join to car_names."""
+    law = guard.SecondLaw(open_db("car_1"),
+                          "SELECT t1.id FROM car_makers AS t1 JOIN model_list AS t2 ON t1.id = t2.maker INTERSECT "
+                          "SELECT t1.id FROM car_makers AS t1 JOIN model_list AS t2 ON t1.id = t2.maker "
+                          "JOIN vehicle_names AS t3 ON t2.Version = t3.model", "Which makers?")
+    assert "a join of one of its SELECTs" in (law.check(
+        "SELECT t1.id FROM car_makers AS t1 JOIN model_list AS t2 ON t1.id = t2.maker JOIN car_names "
+        "ON t2.Model = car_names.Model INTERSECT SELECT t1.id FROM car_makers AS t1 JOIN model_list AS t2 "
+        "ON t1.id = t2.maker") or "")
+    assert law.check("SELECT t1.id FROM car_makers AS t1 JOIN model_list AS t2 ON t1.id = t2.maker INTERSECT "
+                     "SELECT t1.id FROM car_makers AS t1 JOIN model_list AS t2 ON t1.id = t2.maker "
+                     "JOIN car_names AS t3 ON t2.Model = t3.model") is None
+
+
 def test_the_search_keeps_a_failing_query_rather_than_drop_its_filter(spider_db):
     """No schema name is like ``zodiac``: every candidate drops the filter or swaps in another column's
     meaning. Before the second law the search answered with the count of all singers."""

@@ -29,6 +29,10 @@ from sqlmend import sql
 from sqlmend.sql import names
 from sqlmend.sql.diff import dropped_clauses, dropped_names, identifiers, table_names
 from sqlmend.sql.schema import as_mapping
+
+#: The reasons of :func:`sqlmend.sql.names.match` that spell the name itself (not its words, its meaning, nor
+#: a part of it: ``Years`` is the ``prefix`` reading of ``Song_release_year``).
+SPELLING = ("case", "schema", "separators", "plural", "id", "edit")
 from sqlmend.errors import QueryError, QueryTimeout, ReadOnlyViolation, SqlError
 from sqlmend.types import ExecResult, GuardVerdict
 
@@ -225,7 +229,8 @@ class SecondLaw:
        the question holds, a column whose name the question spells, in that spelling or another that
        :mod:`sqlmend.sql.names` matches, as a rename writes it);
     2. drop no clause the query had (:func:`sqlmend.sql.diff.dropped_clauses`: a WHERE/HAVING
-       predicate, a projected column, a GROUP BY / ORDER BY item, HAVING, LIMIT, a join, a subquery);
+       predicate, a projected column, a GROUP BY / ORDER BY item, HAVING, LIMIT, a join, a subquery; and
+       each SELECT keeps its joins: none moved to another side of an INTERSECT);
     3. add no table, except one that holds a column the query names and its tables do not have (the
        join a ``no such column`` asks for), or one whose name matches a table the schema does not have
        (a rename);
@@ -233,7 +238,16 @@ class SecondLaw:
        are what a repair mends; ``semester_id`` read as ``degree_program_id`` beside the rename of a
        ``term_id`` answers another question);
     5. join no schema the query does not name (:func:`joined_schemas`; every rewrite keeps that, failing
-       query or not).
+       query or not);
+    6. join a table on the column that joins it where the table has one: a join condition the repair
+       writes anew pairs columns a foreign key links, or else its new column's table has none that a key
+       links to the other side (``ship.id = death.id`` for ``caused_by_boat_id``, where the key is
+       ``death.caused_by_ship_id``); without a key, one of the other side's name where the table has it
+       (``has_pet.petid = pets.pet_age`` for ``T3.AnimalID``, where ``pets.petid`` is);
+    7. read no column it already reads once more for a name the schema lacks, nor one column for two such
+       names, unless the name is its spelling (``ORDER BY Years`` is not ``song_release_year`` where the query
+       selects it; ``Name_Title`` and ``Teacher_ID_Name`` are not both ``Name``; ``Contry`` may be the
+       ``Country`` it selects).
 
     The caller decides when it applies: the pipeline, to a rewrite of a query the engine refuses from any
     stage unless a strict rule's fixes are that rewrite (``pipeline.run_stages``); the search, to choose
@@ -250,6 +264,7 @@ class SecondLaw:
         self.dialect = getattr(db, "dialect", "sqlite")
         self.tables = set(table_names(original_sql, self.dialect, db.schema()))
         self._unresolved: tuple[list[str], list[str], list[str]] | None = None
+        self._features: Any = None
 
     def check(self, candidate_sql: str) -> str | None:
         """Why ``candidate_sql`` breaks the second law (see the class doc), or ``None`` when it keeps it."""
@@ -265,26 +280,135 @@ class SecondLaw:
         unrelated = self._unrelated(added, len(written))
         if unrelated:
             return f"it adds a table the query does not ask for ({', '.join(unrelated)})"
-        changed = self._changed(candidate_sql)
+        after = _features(candidate_sql, self.db.schema(), self.dialect)
+        moved = self._moved(after)
+        if moved:
+            return f"it drops part of the query: {moved}"
+        changed = self._changed(after)
         if changed:
             return f"it changes a column the query reads that exists ({', '.join(changed)})"
+        doubled = self._doubled(after)
+        if doubled:
+            return (f"it reads {', '.join(doubled)} where the query already reads it, for a name that is not "
+                    f"its spelling")
+        unjoined = self._unjoined(after)
+        if unjoined:
+            return f"it joins on a column that does not join ({unjoined})"
         return joined_schemas(self.db, self.original, candidate_sql)
 
-    def _changed(self, candidate_sql: str) -> list[str]:
+    def _before(self) -> Any:
+        if self._features is None:
+            self._features = _features(self.original, self.db.schema(), self.dialect) or False
+        return self._features or None
+
+    def _changed(self, after: Any) -> list[str]:
         """The columns the query reads that exist (a column of a table it reads that the schema has, read as
-        written) and the candidate reads fewer times: a repair mends the names the schema lacks, not the ones
-        it has."""
+        written) and the candidate reads fewer times from the same table: a repair mends the names the schema
+        lacks, not the ones it has. A column the candidate reads without a table it can be told (an ambiguous
+        bare name) counts for the same name of any table."""
+        before = self._before()
+        if before is None or after is None:
+            return []
         schema = self.db.schema()
         if self._unresolved is None:
             self._unresolved = _unresolved(self.original, schema, self.dialect)
         unknown = set(self._unresolved[1])
-        held = {c.name.lower() for t in (schema.table(k) for k in self.tables) if t is not None for c in t.columns}
-        before = _column_names(self.original, self.dialect)
-        after = _column_names(candidate_sql, self.dialect)
+        held = {k.lower(): {c.name.lower() for c in t.columns}
+                for k, t in ((k, schema.table(k)) for k in self.tables) if t is not None}
+        kept: Counter = Counter()
+        for ref in before.all_columns():
+            name, table = ref.column.lower(), (ref.table or "").lower()
+            if name not in unknown and name in held.get(table, ()):
+                kept[(table, name)] += 1
+        read = Counter(((ref.table or "").lower(), ref.column.lower()) for ref in after.all_columns())
+        bare = Counter(ref.column.lower() for ref in after.all_columns() if not ref.table)
+        changed = set()
+        for (table, name), k in kept.items():
+            short = k - read[(table, name)]
+            if short > 0:
+                used = min(short, bare[name])
+                bare[name] -= used
+                if short > used:
+                    changed.add(f"{table}.{name}")
+        return sorted(changed)
+
+    def _moved(self, after: Any) -> str | None:
+        """A SELECT of the query that the candidate gives fewer joins, the query's SELECTs being as many (a
+        join moved from one side of an INTERSECT to the other keeps the count that rule 2 reads); or None."""
+        before = self._before()
+        if before is None or after is None or len(before.selects) != len(after.selects):
+            return None
+        had, now = Counter(j.scope for j in before.joins), Counter(j.scope for j in after.joins)
+        short = [n for n, k in had.items() if now[n] < k]
+        return "a join of one of its SELECTs (moved to another, or gone)" if short else None
+
+    def _doubled(self, after: Any) -> list[str]:
+        """The columns the candidate reads more often than the query (a join condition it writes anew aside) for
+        names no table has that do not spell them (see the class doc, 7): one the query already reads as
+        written, or one read in place of two of those names. A column of a table the schema lacks counts for
+        its name in any table."""
+        before = self._before()
         if before is None or after is None:
             return []
-        kept = Counter({n: k for n, k in before.items() if n in held and n not in unknown})
-        return sorted(kept - after)
+        schema = self.db.schema()
+        held = {c.name.lower() for t in schema.tables for c in t.columns}
+        known_tables: dict[str, bool] = {}
+
+        def key(table: str | None) -> str:
+            k = (table or "").lower()
+            if k not in known_tables:
+                known_tables[k] = bool(k) and schema.table(k) is not None
+            return k if known_tables[k] else "?"
+
+        pairs = _pairs(before)
+        new_on = {id(c) for j in after.joins if j.on is not None and not _pairs_of(j) <= pairs
+                  for c in j.on.find_all(sql.ast.Column)}
+
+        def reads(features: Any, skip: set[int]) -> Counter:
+            return Counter((key(r.table), r.column.lower()) for r in features.all_columns()
+                           if r.clause != "from" and id(r.node) not in skip)
+
+        had, now = reads(before, set()), reads(after, new_on)
+        unknown = {n for (_, n) in had if n not in held}
+        if not unknown:  # a repair of something else (a GROUP BY PostgreSQL asks for) may read a column again
+            return []
+        most = max((k for (_, n), k in had.items() if n in unknown), default=0)
+        out = []
+        for (table, name), k in now.items():
+            if name in unknown or any(m.reason in SPELLING for u in unknown for m in names.match(u, [name])):
+                continue
+            known = had[(table, name)] + had[("?", name)]
+            if (known and k > known) or (not known and k > most):
+                out.append(f"{table}.{name}" if table != "?" else name)
+        return sorted(out)
+
+    def _unjoined(self, after: Any) -> str | None:
+        """A join condition the candidate writes anew on a column that joins nothing where its table has one
+        that would (see the class doc, 6), as text; or None."""
+        before = self._before()
+        if before is None or after is None:
+            return None
+        schema = self.db.schema()
+        had = _pairs(before)
+        read = {f"{(r.table or '').lower()}.{r.column.lower()}" for r in before.all_columns()}
+        for join in after.joins:
+            for a, b in ((x.lower(), y.lower()) for x, y in join.pairs):
+                if tuple(sorted((a, b))) in had or _linked_columns(a, b, schema):
+                    continue
+                for mine, other in ((a, b), (b, a)):
+                    if mine in read or "." not in mine or "." not in other:
+                        continue
+                    owner = mine.rsplit(".", 1)[0]
+                    table = schema.table(owner)
+                    if table is None:
+                        continue
+                    columns = [c.name for c in table.columns]
+                    better = [c for c in columns if _linked_columns(f"{owner}.{c.lower()}", other, schema)]
+                    if not better and mine.rsplit(".", 1)[1] != other.rsplit(".", 1)[1]:
+                        better = [c for c in columns if c.lower() == other.rsplit(".", 1)[1]]
+                    if better:
+                        return f"{a} = {b}, where {owner}.{better[0]} would"
+        return None
 
     def _unrelated(self, added: list[str], count: int | None = None) -> list[str]:
         """The tables of ``added`` the query does not ask for: not a rename of a table the schema does not
@@ -350,14 +474,34 @@ def joined_schemas(db: Any, original_sql: str, candidate_sql: str) -> str | None
             f"{', '.join(sorted(after))})")
 
 
-def _column_names(text: str, dialect: str) -> Counter | None:
-    """How many times a query writes each column name (lower case; None when it does not parse)."""
+def _features(text: str, schema: Any, dialect: str) -> Any:
+    """:func:`sqlmend.sql.features` of a query (its columns with their tables, its join pairs), or None."""
     try:
-        tree = sql.parse(text, dialect)
-    except SqlError:
+        return sql.features(text, schema, dialect)
+    except (SqlError, ValueError, KeyError, AttributeError):
         return None
-    return Counter(c.name.lower() for c in tree.find_all(sql.ast.Column)
-                   if c.name and not isinstance(c.this, sql.ast.Star))
+
+
+def _pairs_of(join: Any) -> set[tuple[str, ...]]:
+    """A join's equality conditions as sorted pairs of ``table.column`` (lower case)."""
+    return {tuple(sorted((a.lower(), b.lower()))) for a, b in join.pairs}
+
+
+def _pairs(features: Any) -> set[tuple[str, ...]]:
+    """Every join condition's pairs of a query (:func:`_pairs_of`)."""
+    return set().union(*(_pairs_of(j) for j in features.joins)) if features.joins else set()
+
+
+def _linked_columns(a: str, b: str, schema: Any) -> bool:
+    """Whether a foreign key links columns ``a`` and ``b`` (``table.column``, lower case), either way."""
+    (ta, ca), (tb, cb) = a.rsplit(".", 1), b.rsplit(".", 1)
+    for fk in schema.foreign_keys:
+        pairs = {(c.lower(), r.lower()) for c, r in zip(fk.columns, fk.ref_columns)}
+        if fk.table.lower() == ta and fk.ref_table.lower() == tb and (ca, cb) in pairs:
+            return True
+        if fk.table.lower() == tb and fk.ref_table.lower() == ta and (cb, ca) in pairs:
+            return True
+    return False
 
 
 def second_law(db: Any, original_sql: str, candidate_sql: str, question: str = "") -> str | None:

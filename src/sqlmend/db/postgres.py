@@ -219,14 +219,16 @@ class PostgresDatabase(Database):
         catalogue's DDL: the rows of ``pg_namespace``, ``pg_class``, ``pg_attribute``, ``pg_constraint`` and
         ``pg_description`` and their newest transaction (a table added, a column renamed, a schema dropped,
         a comment changed each write one of them). The cache key adds the rows inserted, updated and deleted
-        in its tables so far (``pg_stat_user_tables``), so that a written table gives a new one."""
+        in the database so far (``pg_stat_database``: one row, where ``pg_stat_user_tables`` sums one per table,
+        0.1 s a call at 10,000 tables), so that a written table gives a new one."""
         stamp = " || ':' || ".join(
             f"(SELECT count(*) || '.' || coalesce(max(xmin::text::bigint), 0) FROM pg_catalog.{c})"
             for c in ("pg_namespace", "pg_class", "pg_attribute", "pg_constraint", "pg_description"))
         try:
             (oid, writes, login, path, ddl), = self._query(
                 "SELECT (SELECT oid FROM pg_database WHERE datname = current_database()), "
-                "(SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables), "
+                "(SELECT tup_inserted + tup_updated + tup_deleted FROM pg_stat_database "
+                "WHERE datname = current_database()), "
                 f"current_user, array_to_string(current_schemas(false), ','), {stamp}", timeout=5.0)
         except DatabaseError:
             return None, None
