@@ -79,6 +79,18 @@ def test_a_column_that_exists_keeps_its_table(open_db):
                      "(SELECT semester_id FROM Student_Enrolment)") is None
 
 
+def test_an_ambiguous_name_may_be_read_from_either_table(open_db):
+    """4: ``Airline`` of a join of flights and airlines is ambiguous (the engine refuses it); either table's
+    may be meant, not a column of another name."""
+    law = guard.SecondLaw(open_db("flight_2"), "SELECT Airline FROM flights JOIN airlines ON flights.Airline = "
+                          "airlines.Abbreviation WHERE SourceAirport = 'AHD'", "Which airlines fly from AHD?")
+    for table in ("airlines", "flights"):
+        assert law.check(f"SELECT {table}.Airline FROM flights JOIN airlines ON flights.Airline = "
+                         "airlines.Abbreviation WHERE SourceAirport = 'AHD'") is None
+    assert law.check("SELECT airlines.Abbreviation FROM flights JOIN airlines ON flights.Airline = "
+                     "airlines.Abbreviation WHERE SourceAirport = 'AHD'")
+
+
 def test_a_new_join_condition_joins_on_the_key(open_db):
     """6: the join a rename writes pairs the columns a foreign key links (battle_death: death.caused_by_ship_id
     -> ship.id), not two tables' own ids; without a key, the column of the other side's name."""

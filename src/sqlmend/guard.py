@@ -304,8 +304,8 @@ class SecondLaw:
     def _changed(self, after: Any) -> list[str]:
         """The columns the query reads that exist (a column of a table it reads that the schema has, read as
         written) and the candidate reads fewer times from the same table: a repair mends the names the schema
-        lacks, not the ones it has. A column the candidate reads without a table it can be told (an ambiguous
-        bare name) counts for the same name of any table."""
+        lacks, not the ones it has. A column read without a table it can be told (an ambiguous bare name: the
+        query's, which the engine refuses, or the candidate's) counts for the same name of any table."""
         before = self._before()
         if before is None or after is None:
             return []
@@ -319,11 +319,18 @@ class SecondLaw:
         for ref in before.all_columns():
             name, table = ref.column.lower(), (ref.table or "").lower()
             if name not in unknown and name in held.get(table, ()):
-                kept[(table, name)] += 1
+                # a bare name two of the query's tables hold: the engine refused it as ambiguous, any of them
+                # may be meant
+                kept[("?" if _ambiguous(ref, before, schema) else table, name)] += 1
         read = Counter(((ref.table or "").lower(), ref.column.lower()) for ref in after.all_columns())
         bare = Counter(ref.column.lower() for ref in after.all_columns() if not ref.table)
+        total = Counter(ref.column.lower() for ref in after.all_columns())
         changed = set()
         for (table, name), k in kept.items():
+            if table == "?":
+                if total[name] < sum(v for (_, n), v in kept.items() if n == name):
+                    changed.add(name)
+                continue
             short = k - read[(table, name)]
             if short > 0:
                 used = min(short, bare[name])
@@ -364,11 +371,11 @@ class SecondLaw:
         new_on = {id(c) for j in after.joins if j.on is not None and not _pairs_of(j) <= pairs
                   for c in j.on.find_all(sql.ast.Column)}
 
-        def reads(features: Any, skip: set[int]) -> Counter:
-            return Counter((key(r.table), r.column.lower()) for r in features.all_columns()
-                           if r.clause != "from" and id(r.node) not in skip)
+        def reads(features: Any, skip: set[int], query: bool = False) -> Counter:
+            return Counter(("?" if query and _ambiguous(r, features, schema) else key(r.table), r.column.lower())
+                           for r in features.all_columns() if r.clause != "from" and id(r.node) not in skip)
 
-        had, now = reads(before, set()), reads(after, new_on)
+        had, now = reads(before, set(), query=True), reads(after, new_on)
         unknown = {n for (_, n) in had if n not in held}
         if not unknown:  # a repair of something else (a GROUP BY PostgreSQL asks for) may read a column again
             return []
@@ -480,6 +487,19 @@ def _features(text: str, schema: Any, dialect: str) -> Any:
         return sql.features(text, schema, dialect)
     except (SqlError, ValueError, KeyError, AttributeError):
         return None
+
+
+def _ambiguous(ref: Any, features: Any, schema: Any) -> bool:
+    """Whether a bare column name is held by two tables of its SELECT (the engine refuses it as ambiguous:
+    any of them may be meant)."""
+    if ref.node.table:
+        return False
+    name = ref.column.lower()
+    owners = 0
+    for t in features.tables:
+        table = schema.table(t.name) if t.scope == ref.scope else None
+        owners += table is not None and any(c.name.lower() == name for c in table.columns)
+    return owners > 1
 
 
 def _pairs_of(join: Any) -> set[tuple[str, ...]]:
