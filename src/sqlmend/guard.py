@@ -513,7 +513,10 @@ def _pairs(features: Any) -> set[tuple[str, ...]]:
 
 
 def _linked_columns(a: str, b: str, schema: Any) -> bool:
-    """Whether a foreign key links columns ``a`` and ``b`` (``table.column``, lower case), either way."""
+    """Whether a foreign key links columns ``a`` and ``b`` (``table.column``, lower case), either way; a column
+    whose table is not known links nothing."""
+    if "." not in a or "." not in b:
+        return False
     (ta, ca), (tb, cb) = a.rsplit(".", 1), b.rsplit(".", 1)
     for fk in schema.foreign_keys:
         pairs = {(c.lower(), r.lower()) for c, r in zip(fk.columns, fk.ref_columns)}
