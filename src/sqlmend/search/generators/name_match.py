@@ -60,7 +60,7 @@ def generate(tree, inp):
 
 
 #: How much closer in meaning (hundredths of cosine) the first meaning match must be than the second for
-#: the search to be offered it (a setting: see docs/benchmarks.md, "Names by meaning").
+#: the search to be offered it (a setting: see docs/benchmarks.md, "Names by meaning, and with a word added").
 MEANING_GAP = 5
 
 
