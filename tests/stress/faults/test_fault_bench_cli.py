@@ -20,8 +20,12 @@ def test_bench_faults_prints_the_table(pred, tmp_path):
     rows = json.loads((tmp_path / "report.json").read_text())
     assert [r["fault"].split()[0] for r in rows] == ["a", "model"] and [r["lost"] for r in rows] == [0, 0]
     ray_row = rows[0]
-    assert ray_row["detail"]["killed"] and ray_row["detail"]["identical"] and ray_row["items"] == 40
-    assert "identical to the local run's" in ray_row["sees"]
+    detail = ray_row["detail"]
+    assert detail["killed"] and ray_row["items"] == 40 and not detail["silent"] and not detail["unclear"]
+    # the local run's file, or, where the machine is loaded enough that the items in flight on the restarted
+    # worker pass their wall-clock deadline (the safety net: a clear error, the input kept), only those differ
+    assert detail["identical"] or 0 < len(detail["clear"]) <= 4, detail
+    assert ("identical to" if detail["identical"] else "DIFFERENT from") + " the local run's" in ray_row["sees"]
     assert (tmp_path / "report.md").read_text() in res.output
 
 
