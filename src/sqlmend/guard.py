@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 from collections import Counter
+from functools import cached_property
 from typing import Any
 
 from sqlmend import sql
@@ -263,8 +264,6 @@ class SecondLaw:
         self.db, self.original, self.question = db, original_sql, question
         self.dialect = getattr(db, "dialect", "sqlite")
         self.tables = set(table_names(original_sql, self.dialect, db.schema()))
-        self._unresolved: tuple[list[str], list[str], list[str]] | None = None
-        self._features: Any = None
 
     def check(self, candidate_sql: str) -> str | None:
         """Why ``candidate_sql`` breaks the second law (see the class doc), or ``None`` when it keeps it."""
@@ -296,23 +295,26 @@ class SecondLaw:
             return f"it joins on a column that does not join ({unjoined})"
         return joined_schemas(self.db, self.original, candidate_sql)
 
-    def _before(self) -> Any:
-        if self._features is None:
-            self._features = _features(self.original, self.db.schema(), self.dialect) or False
-        return self._features or None
+    @cached_property
+    def _query(self) -> Any:
+        """:func:`_features` of the query (None when it does not parse), read once."""
+        return _features(self.original, self.db.schema(), self.dialect)
+
+    @cached_property
+    def _unknown(self) -> tuple[list[str], list[str], list[str]]:
+        """The query's tables, columns and qualifiers the schema lacks (:func:`_unresolved`), read once."""
+        return _unresolved(self.original, self.db.schema(), self.dialect)
 
     def _changed(self, after: Any) -> list[str]:
         """The columns the query reads that exist (a column of a table it reads that the schema has, read as
         written) and the candidate reads fewer times from the same table: a repair mends the names the schema
         lacks, not the ones it has. A column read without a table it can be told (an ambiguous bare name: the
         query's, which the engine refuses, or the candidate's) counts for the same name of any table."""
-        before = self._before()
+        before = self._query
         if before is None or after is None:
             return []
         schema = self.db.schema()
-        if self._unresolved is None:
-            self._unresolved = _unresolved(self.original, schema, self.dialect)
-        unknown = set(self._unresolved[1])
+        unknown = set(self._unknown[1])
         held = {k.lower(): {c.name.lower() for c in t.columns}
                 for k, t in ((k, schema.table(k)) for k in self.tables) if t is not None}
         kept: Counter = Counter()
@@ -342,7 +344,7 @@ class SecondLaw:
     def _moved(self, after: Any) -> str | None:
         """A SELECT of the query that the candidate gives fewer joins, the query's SELECTs being as many (a
         join moved from one side of an INTERSECT to the other keeps the count that rule 2 reads); or None."""
-        before = self._before()
+        before = self._query
         if before is None or after is None or len(before.selects) != len(after.selects):
             return None
         had, now = Counter(j.scope for j in before.joins), Counter(j.scope for j in after.joins)
@@ -354,7 +356,7 @@ class SecondLaw:
         names no table has that do not spell them (see the class doc, 7): one the query already reads as
         written, or one read in place of two of those names. A column of a table the schema lacks counts for
         its name in any table."""
-        before = self._before()
+        before = self._query
         if before is None or after is None:
             return []
         schema = self.db.schema()
@@ -392,7 +394,7 @@ class SecondLaw:
     def _unjoined(self, after: Any) -> str | None:
         """A join condition the candidate writes anew on a column that joins nothing where its table has one
         that would (see the class doc, 6), as text; or None."""
-        before = self._before()
+        before = self._query
         if before is None or after is None:
             return None
         schema = self.db.schema()
@@ -405,14 +407,14 @@ class SecondLaw:
                 for mine, other in ((a, b), (b, a)):
                     if mine in read or "." not in mine or "." not in other:
                         continue
-                    owner = mine.rsplit(".", 1)[0]
+                    (owner, name), theirs = mine.rsplit(".", 1), other.rsplit(".", 1)[1]
                     table = schema.table(owner)
                     if table is None:
                         continue
                     columns = [c.name for c in table.columns]
                     better = [c for c in columns if _linked_columns(f"{owner}.{c.lower()}", other, schema)]
-                    if not better and mine.rsplit(".", 1)[1] != other.rsplit(".", 1)[1]:
-                        better = [c for c in columns if c.lower() == other.rsplit(".", 1)[1]]
+                    if not better and name != theirs:
+                        better = [c for c in columns if c.lower() == theirs]
                     if better:
                         return f"{a} = {b}, where {owner}.{better[0]} would"
         return None
@@ -426,9 +428,7 @@ class SecondLaw:
         if not added:
             return []
         schema = self.db.schema()
-        if self._unresolved is None:
-            self._unresolved = _unresolved(self.original, schema, self.dialect)
-        tables, columns, qualifiers = self._unresolved
+        tables, columns, qualifiers = self._unknown
         if tables and count is not None and count <= len(self.tables) and len(added) <= len(tables):
             return []  # each takes the place of a table the schema does not have
         owned = {t.name.lower(): [c.name for c in t.columns] for t in schema.tables}
@@ -509,7 +509,7 @@ def _pairs_of(join: Any) -> set[tuple[str, ...]]:
 
 def _pairs(features: Any) -> set[tuple[str, ...]]:
     """Every join condition's pairs of a query (:func:`_pairs_of`)."""
-    return set().union(*(_pairs_of(j) for j in features.joins)) if features.joins else set()
+    return set().union(*(_pairs_of(j) for j in features.joins))
 
 
 def _linked_columns(a: str, b: str, schema: Any) -> bool:
