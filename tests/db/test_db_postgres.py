@@ -100,3 +100,26 @@ def test_max_rows_fetches_only_what_is_needed(pg_spider):
     with connect(pg_spider("concert_singer")) as db:
         r = db.execute("SELECT * FROM generate_series(1, 5000000) g", max_rows=3, timeout=20)
         assert r.rows == [(1,), (2,), (3,)] and r.truncated
+
+
+def test_the_ddl_stamp_is_taken_again_only_when_a_write_has_ended(pg_server):
+    from sqlmend.db import postgres
+    from sqlmend.testing.pgserver import READER
+
+    pg_server.admin("CREATE DATABASE stamps")
+    pg_server.admin(f"GRANT CONNECT ON DATABASE stamps TO {READER}")
+    pg_server.admin(f"CREATE TABLE orders (id int, status text); GRANT SELECT ON orders TO {READER}", dbname="stamps")
+    with connect(pg_server.url("stamps")) as db:
+        assert [c.name for c in db.schema().table("orders").columns] == ["id", "status"]
+        first = db.keys()
+        taken = next(v for k, v in postgres._STAMPS.items() if k[0].endswith("/stamps"))
+        # nothing written since: the same catalogue key, from the stamp already taken (the cache key's count of
+        # rows written may still move: the server's statistics reach pg_stat_database a moment late)
+        assert db.keys()[0] == first[0]
+        assert next(v for k, v in postgres._STAMPS.items() if k[0].endswith("/stamps")) is taken
+        pg_server.admin("ALTER TABLE orders RENAME COLUMN status TO state", dbname="stamps")  # pg_attribute alone
+        renamed = db.keys()
+        assert renamed[0] != first[0]
+        assert db.refresh() is True and [c.name for c in db.schema().table("orders").columns] == ["id", "state"]
+        pg_server.admin("CREATE TABLE elsewhere (x int)")  # another database's DDL: the stamp is taken again ...
+        assert db.keys()[0] == renamed[0]  # ... and this database's catalogue has not changed

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlmend.errors import (DatabaseError, DeadlineExceeded, ItemAborted, ItemCancelled, ItemLimitExceeded,
-                            MemoryLimitExceeded, QueryError, QueryTimeout, ReadOnlyViolation)
+from sqlmend.errors import (DatabaseError, DatabaseNotFoundError, DeadlineExceeded, ItemAborted, ItemCancelled,
+                            ItemLimitExceeded, MemoryLimitExceeded, QueryError, QueryTimeout, ReadOnlyViolation)
 from sqlmend.db.results import sql_key
 from sqlmend.sql.functions import refusal
 from sqlmend.sql.safety import check_read_only, check_read_only_tree
@@ -407,8 +407,15 @@ def file_cache_key(engine: str, path: Path) -> str:
 
     Returns:
         A string that changes whenever the file is modified.
+
+    Raises:
+        DatabaseNotFoundError: the file is gone (deleted or moved while open).
     """
-    st = path.stat()
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise DatabaseNotFoundError(f"the database file {path} is gone ({e.strerror}): deleted or moved while "
+                                    "open") from e
     return f"{engine}:{path}:{st.st_mtime_ns}:{st.st_size}"
 
 
