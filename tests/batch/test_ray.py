@@ -1,5 +1,5 @@
 """``sqlmend correct --engine ray`` on a local Ray cluster: the local run's bytes, a killed driver
-resumed, a killed worker retried.
+resumed, a killed worker retried (also as ``sqlmend bench faults``' Ray row).
 
 One local Ray cluster on this machine (2 CPUs) serves the module; the first 60 questions of a
 shared Spider-dev prediction file are corrected with the local engine once and compared with.
@@ -131,3 +131,19 @@ def test_a_killed_worker_is_restarted_and_its_task_retried(cluster, pred, local_
     assert not batch.is_alive() and not failed, failed
     assert killed_at < LIMIT, "the worker was killed after the batch ended"
     _assert_same_run(tmp_path, local_run)
+
+
+def test_the_faults_benchs_ray_row_kills_a_worker_of_the_running_cluster(cluster, pred, tmp_path):
+    """``sqlmend bench faults``' Ray row (``ray_worker_fault``) on this module's cluster, a small batch:
+    a worker killed mid-batch, the local engine's run of the same tasks the reference."""
+    from sqlmend.stress.faults import ray_worker_fault
+
+    row = ray_worker_fault(pred, tmp_path, dbs=2, per_db=6)
+    detail = row.detail
+    assert detail["killed"] and detail["fault_fired"] and row.items == 12 and row.lost == 0
+    assert not detail["missing"] and not detail["silent"] and not detail["unclear"]
+    # the local run's file, or, where the machine is loaded enough that the items in flight on the restarted
+    # worker pass their wall-clock deadline (the safety net: a clear error, the input kept), only those differ
+    assert detail["identical"] or 0 < len(detail["clear"]) <= 4, detail
+    assert ("identical to" if detail["identical"] else "DIFFERENT from") + " the local run's" in row.sees
+    assert ray.is_initialized()  # the module's cluster, left running

@@ -150,7 +150,7 @@ def test_bench_model_sim_rows_in_process_and_over_http_agree(pred_dir, tmp_path)
     strategies keep the first law, and the same model over the OpenAI protocol gives the same rows."""
     pred = pred_dir / "gpt-4_zero-shot.sql"
     kwargs = dict(models=[ModelSpec("independent", 0.2)], strategies=["errorllm", "listwise", "self-correction"],
-                  sample=30, progress=False)
+                  sample=15, progress=False)
     rows = bench_model_sim([pred], out=tmp_path / "local", **kwargs)
     keys = {"pred", "strategy", "quality", "fixed", "regressed", "regressed_clean", "delta_ex",
             "delta_vs_default", "calls_per_query"}

@@ -46,15 +46,38 @@ def _function_refusal(text: str, dialect: str) -> str | None:
     return f"calls {', '.join(unknown)}, which the list of {dialect} does not know" if unknown else None
 
 
-@pytest.mark.slow  # the whole of Spider and the five files: 8,241 distinct queries, three transpiled each
+def _shape(text: str) -> str:
+    """A query with its literals and names blotted out (a name followed by ``(`` kept: it is a function):
+    queries of one shape call the same functions, as written and transpiled."""
+    from sqlglot.tokens import Tokenizer, TokenType
+
+    try:
+        tokens = Tokenizer().tokenize(text)
+    except Exception:  # noqa: BLE001 - the tokenizer's own errors: the query is its own shape
+        return text
+    out = []
+    for i, t in enumerate(tokens):
+        called = i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.L_PAREN
+        if t.token_type in (TokenType.STRING, TokenType.NUMBER):
+            out.append("?")
+        elif t.token_type in (TokenType.VAR, TokenType.IDENTIFIER) and not called:
+            out.append("x")
+        else:
+            out.append(t.text.lower())
+    return " ".join(out)
+
+
+@pytest.mark.slow  # the whole of Spider and the five files: 8,241 distinct queries in 2,780 shapes
 def test_no_spider_gold_nor_shared_prediction_is_refused_for_its_functions(spider_queries, spider_dir):
+    """One query of each shape is checked, as written and transpiled three ways (the functions the
+    transpiled queries of all 8,241 call are those of the 2,780: checked on 12-07, docs/history.md)."""
     schemas: dict[str, object] = {}
     refused = []
     seen = set()
     for source, db_id, text in spider_queries:
-        if (db_id, text) in seen:  # a gold the systems wrote as it is, a query two systems share
+        if (shape := _shape(text)) in seen:  # a gold the systems wrote as it is, a query of a shape checked
             continue
-        seen.add((db_id, text))
+        seen.add(shape)
         if (why := _function_refusal(text, "sqlite")) is not None:
             refused.append((source, "sqlite", text, why))
         if db_id not in schemas:
@@ -70,7 +93,7 @@ def test_no_spider_gold_nor_shared_prediction_is_refused_for_its_functions(spide
                 continue  # bench engines runs it as written: the engine reports what it makes of it
             if (why := _function_refusal(carried, engine)) is not None:
                 refused.append((source, engine, carried, why))
-    assert len(spider_queries) == 7000 + 1034 + 5 * 1034
+    assert len(spider_queries) == 7000 + 1034 + 5 * 1034 and len(seen) > 2500
     assert refused == []
 
 

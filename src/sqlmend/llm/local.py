@@ -150,7 +150,13 @@ def resolve_checkpoint(path_or_gguf: str | os.PathLike | None = None) -> Path:
     if path.is_file() and path.suffix == ".gguf":
         target = converted_checkpoint(path)
         if not (target / "config.json").is_file():
-            _convert_gguf(path, target)
+            from filelock import FileLock
+
+            # one process converts (a batch's workers, a service's replicas, parallel tests start at once);
+            # the others wait for its checkpoint instead of converting it again
+            with FileLock(str(target) + ".lock"):
+                if not (target / "config.json").is_file():
+                    _convert_gguf(path, target)
         return target
     raise ConfigError(f"model {path}: not a checkpoint folder or a .gguf file")
 

@@ -575,7 +575,8 @@ def memory_store_fault(pred: Path, work: Path, *, replicas: int = 2, clients: in
 
 def ray_worker_fault(pred: Path, work: Path, *, dbs: int = 4, per_db: int = 10, workers: int = 2,
                      data_root: str | None = None) -> FaultRow:
-    """A Ray worker process killed (SIGKILL) mid-batch under ``--engine ray`` on a local Ray.
+    """A Ray worker process killed (SIGKILL) mid-batch under ``--engine ray`` on a local Ray (the one this
+    process runs, if it runs one).
 
     The clean run of the same tasks with the local engine is the reference: Ray restarts the
     actor and runs its call again, and the run must finish with the local run's SQL for every task.
@@ -614,8 +615,10 @@ def ray_worker_fault(pred: Path, work: Path, *, dbs: int = 4, per_db: int = 10, 
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
-    ray.init(address="local", num_cpus=workers, num_gpus=0, include_dashboard=False,
-             logging_level="ERROR", log_to_driver=False)
+    started = not ray.is_initialized()  # a Ray this process already runs (a test's cluster) is used as it is
+    if started:
+        ray.init(address="local", num_cpus=workers, num_gpus=0, include_dashboard=False,
+                 logging_level="ERROR", log_to_driver=False)
     try:
         watch = _Watch(out / "corrections.jsonl", max(1, len(b.tasks) // 4), kill_one)
         watch.start()
@@ -626,7 +629,8 @@ def ray_worker_fault(pred: Path, work: Path, *, dbs: int = 4, per_db: int = 10, 
             watch.stop.set()
             watch.join()
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     counts = _count(read_checkpoint(out / "corrections.jsonl"), b.tasks, expected)
     identical = faulted_file.read_bytes() == clean_file.read_bytes()
     sees = (f"worker pid {killed[0] if killed else '?'} killed after {watch.lines} of {len(b.tasks)} items; "
