@@ -191,7 +191,7 @@ def test_end_to_end_with_the_embedded_smollm2_behind_http():
 def test_a_killed_batch_resumes_without_redoing_or_losing_items(tmp_path, data_dir):
     pred = data_dir / "predictions" / "spider-dev" / "codes-1b.sql"
     out = tmp_path / "run"
-    n = 150
+    n = 60
     cmd = [sys.executable, "-c", "import sys; from sqlmend.cli import main; sys.exit(main())", "correct", "--dataset", "spider-dev", "--pred",
            str(pred), "--out", str(out), "--limit", str(n), "--workers", "1", "--quiet",
            "--stages", "static,guard"]

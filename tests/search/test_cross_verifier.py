@@ -51,7 +51,7 @@ def test_groups_hold_the_original_and_the_top_candidates_labelled_by_the_gold(gr
 
 
 def test_a_few_training_steps_give_an_adapter_that_scores_and_compares(groups, tmp_path):
-    meta = cross.train(groups, tmp_path / "adapter", epochs=1, batch=16, threads=1)
+    meta = cross.train(groups, tmp_path / "adapter", epochs=0.25, batch=16, threads=1)  # a few steps
     assert meta["steps"] >= 1 and (tmp_path / "adapter" / "adapter_config.json").exists()
     enc = cross.CrossEncoder(tmp_path / "adapter", threads=1)
     g = groups[0]
@@ -92,7 +92,7 @@ def test_the_listwise_term_puts_mass_on_the_right_items():
 
 
 def test_training_with_frozen_layers_and_the_listwise_term(groups, tmp_path):
-    meta = cross.train(groups, tmp_path / "adapter", epochs=1, batch=8, threads=1, frozen=4, listwise=1.0)
+    meta = cross.train(groups, tmp_path / "adapter", epochs=0.25, batch=8, threads=1, frozen=4, listwise=1.0)
     assert meta["frozen_layers"] == 4 and meta["steps"] >= 1
     enc = cross.CrossEncoder(tmp_path / "adapter", threads=1)
     g = groups[0]
@@ -108,7 +108,7 @@ def test_the_command_builds_trains_compares_and_calibrates(data_dir, tmp_path):
     r = CliRunner().invoke(app, ["train-cross-verifier", "--help"])
     assert r.exit_code == 0 and "MiniLM" in r.output and "--held-out-questions" in r.output
     args = ["train-cross-verifier", "--data", str(tmp_path), "--questions", "2", "--held-out-questions", "2",
-            "--epochs", "1", "--threads", "1", "--top", "2", "--equiv"]
+            "--epochs", "0.25", "--threads", "1", "--top", "2", "--equiv"]
     for shard in ("0/2", "1/2"):  # built in two shards, then trained on both files without rebuilding
         r = CliRunner().invoke(app, args + ["--shard", shard, "--build-only"])
         assert r.exit_code == 0, r.output
