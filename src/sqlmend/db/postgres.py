@@ -231,15 +231,18 @@ class PostgresDatabase(Database):
         The stamp's catalogue scans (about 50 ms at 10,000 tables) run only when a transaction that wrote
         has ended since this process last took it: the server's snapshot (``pg_current_snapshot()``: the
         transactions in progress and the next one) is the same text exactly when none has, and a DDL change
-        is a write. On a server written to all the time they run at every call.
+        is a write; with the server's start time, so that another server on the same address, or this one
+        restarted, takes it afresh. On a server written to all the time they run at every call.
         """
         stamp = " || ':' || ".join(
             f"(SELECT count(*) || '.' || coalesce(max(xmin::text::bigint), 0) FROM pg_catalog.{c})"
             for c in ("pg_namespace", "pg_class", "pg_attribute", "pg_constraint", "pg_description"))
         info = self._conn.info if self._conn is not None else None
         where = f"{info.host}:{info.port}/{info.dbname}" if info is not None else self.target
-        snapshot = "pg_current_snapshot()" if info is None or info.server_version >= 130000 \
-            else "txid_current_snapshot()"
+        # the snapshot, and the server's start (another server on the same address, or this one restarted,
+        # may show the same snapshot text)
+        snapshot = ("pg_current_snapshot()" if info is None or info.server_version >= 130000
+                    else "txid_current_snapshot()") + "::text || '@' || pg_postmaster_start_time()::text"
         filtered = f":schemas={','.join(self.schemas)}" if self.schemas else ""
         seen = _STAMPS.get((where, filtered))
         try:
@@ -247,8 +250,8 @@ class PostgresDatabase(Database):
                 "SELECT (SELECT oid FROM pg_database WHERE datname = current_database()), "
                 "(SELECT tup_inserted + tup_updated + tup_deleted FROM pg_stat_database "
                 "WHERE datname = current_database()), "
-                f"current_user, array_to_string(current_schemas(false), ','), {snapshot}::text, "
-                f"CASE WHEN {snapshot}::text = {_literal(seen[0]) if seen else 'NULL'} THEN NULL ELSE {stamp} END",
+                f"current_user, array_to_string(current_schemas(false), ','), {snapshot}, "
+                f"CASE WHEN {snapshot} = {_literal(seen[0]) if seen else 'NULL'} THEN NULL ELSE {stamp} END",
                 timeout=5.0)
         except DatabaseError:
             return None, None
