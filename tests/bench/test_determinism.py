@@ -14,18 +14,19 @@ pytestmark = pytest.mark.slow
 
 def test_one_worker_idle_and_four_beside_a_cpu_hog_write_the_same_bytes(pred_dir, tmp_path, monkeypatch,
                                                                         gold_cache):
-    """The first 120 questions of a shared file, default stages (no model): once with one worker,
-    once with four workers while another process keeps a core busy; corrected.sql byte for byte.
-    The slice holds 22 repair searches (5 stopped by their beam) and 12 changed queries, the decisions
-    a clock could sway; `sqlmend bench determinism` checks whole files (docs/benchmarks.md)."""
+    """Questions 89-120 of a shared file, default stages (no model): once with one worker, once with four
+    workers while another process keeps a core busy; corrected.sql byte for byte. The slice holds 8 repair
+    searches (2 stopped by their beam) and 11 changed queries (the first 120 hold 22, 5 and 12), the decisions
+    a clock could sway; `sqlmend bench determinism` checks whole files
+    (docs/benchmarks.md)."""
     monkeypatch.setenv("SQLMEND_CACHE", str(gold_cache))
     rows = bench_determinism("spider-dev", [pred_dir / "gpt-4_zero-shot.sql"], PipelineConfig(), tmp_path,
-                             workers=4, hogs=1, limit=120)
+                             workers=4, hogs=1, skip=88, limit=32)
     (row,) = rows
     idle = (tmp_path / "gpt-4_zero-shot" / "idle" / "corrected.sql").read_bytes()
     loaded = (tmp_path / "gpt-4_zero-shot" / "loaded" / "corrected.sql").read_bytes()
     assert idle == loaded and row.identical and row.differing == 0
-    assert row.n == 120 and row.fixed > 0 and row.regressed == 0
+    assert row.n == 32 and row.fixed > 0 and row.regressed == 0
     assert row.item_errors_idle == row.item_errors_loaded == 0
     report = json.loads((tmp_path / "report.json").read_text())
     assert report[0]["identical"] is True

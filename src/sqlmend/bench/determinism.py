@@ -72,7 +72,7 @@ def _sha(path: Path) -> str:
 
 
 def bench_determinism(dataset: str, preds: list[Path], config: Any, out: Path, *, workers: int = 4,
-                      hogs: int = 2, limit: int | None = None, timeout: float = 30.0,
+                      hogs: int = 2, limit: int | None = None, skip: int = 0, timeout: float = 30.0,
                       data_root: str | None = None, progress: bool = False) -> list[DeterminismRow]:
     """Correct each file twice (1 worker; ``workers`` beside ``hogs`` busy processes) and compare.
 
@@ -83,7 +83,8 @@ def bench_determinism(dataset: str, preds: list[Path], config: Any, out: Path, *
         out: the output folder (``<file>/idle`` and ``<file>/loaded`` run folders, started afresh).
         workers: the second run's workers.
         hogs: CPU-bound processes beside the second run.
-        limit: the first N tasks of each file only.
+        limit: the first N tasks of each file only (after ``skip``).
+        skip: the first tasks of each file left out (a slice of a file: ``skip`` then ``limit``).
         timeout: seconds per SQL execution of the evaluation.
         data_root: the folder holding ``spider/``.
         progress: show progress bars.
@@ -95,7 +96,7 @@ def bench_determinism(dataset: str, preds: list[Path], config: Any, out: Path, *
     for path in preds:
         ds = load_dataset(dataset, data_root=data_root)
         pred = load_predictions(path, ds)
-        tasks = choose(ds.with_sql(pred), limit or None)
+        tasks = choose(ds.with_sql(pred)[skip:], limit or None)
         runs: dict[str, tuple[list, Path, float]] = {}
         for name, n_workers, n_hogs in (("idle", 1, 0), ("loaded", workers, hogs)):
             folder = out / path.stem / name

@@ -388,7 +388,8 @@ def bench_determinism(
     stages: str = _STAGES,
     option: list[str] = _OPTION,
     out: Path = typer.Option(Path("runs/bench-determinism"), "--out", "-o", help="output folder (started afresh)"),
-    limit: int = typer.Option(None, help="the first N tasks of each file only"),
+    limit: int = typer.Option(None, help="the first N tasks of each file only (after --skip)"),
+    skip: int = typer.Option(0, help="the first N tasks of each file left out (a slice: --skip 88 --limit 32)"),
     workers: int = typer.Option(4, help="workers of the loaded run"),
     hogs: int = typer.Option(2, help="CPU-bound processes beside the loaded run"),
     timeout: float = _TIMEOUT,
@@ -409,7 +410,8 @@ def bench_determinism(
     config = _config("errorllm", stages, None, 1, 1, timeout, option)
     try:
         rows = run(dataset, pred or shared_prediction_files(data_root=data_root), config, out, workers=workers,
-                   hogs=hogs, limit=limit, timeout=timeout, data_root=data_root, progress=not quiet)
+                   hogs=hogs, limit=limit, skip=skip, timeout=timeout, data_root=data_root,
+                   progress=not quiet)
     except SqlmendError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
