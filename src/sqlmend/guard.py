@@ -30,12 +30,12 @@ from sqlmend import sql
 from sqlmend.sql import names
 from sqlmend.sql.diff import dropped_clauses, dropped_names, identifiers, table_names
 from sqlmend.sql.schema import as_mapping
+from sqlmend.errors import QueryError, QueryTimeout, ReadOnlyViolation, SqlError
+from sqlmend.types import ExecResult, GuardVerdict
 
 #: The reasons of :func:`sqlmend.sql.names.match` that spell the name itself (not its words, its meaning, nor
 #: a part of it: ``Years`` is the ``prefix`` reading of ``Song_release_year``).
 SPELLING = ("case", "schema", "separators", "plural", "id", "edit")
-from sqlmend.errors import QueryError, QueryTimeout, ReadOnlyViolation, SqlError
-from sqlmend.types import ExecResult, GuardVerdict
 
 
 def _squash(text: str) -> str:

@@ -71,9 +71,9 @@ ORDER BY n.nspname, cl.relname, con.conname
 
 _cursor_ids = itertools.count()
 
-#: The last DDL stamp this process took of each server database (and schema filter), with the server's
+#: The last DDL stamp this process took of each server database (``host:port/dbname``), with the server's
 #: snapshot when it was taken (:meth:`PostgresDatabase.keys`).
-_STAMPS: dict[tuple[str, str], tuple[str, str]] = {}
+_STAMPS: dict[str, tuple[str, str]] = {}
 
 
 def _literal(text: str) -> str:
@@ -244,21 +244,21 @@ class PostgresDatabase(Database):
         snapshot = ("pg_current_snapshot()" if info is None or info.server_version >= 130000
                     else "txid_current_snapshot()") + "::text || '@' || pg_postmaster_start_time()::text"
         filtered = f":schemas={','.join(self.schemas)}" if self.schemas else ""
-        seen = _STAMPS.get((where, filtered))
+        seen = _STAMPS.get(where)
         try:
             (oid, writes, login, path, snap, ddl), = self._query(
                 "SELECT (SELECT oid FROM pg_database WHERE datname = current_database()), "
                 "(SELECT tup_inserted + tup_updated + tup_deleted FROM pg_stat_database "
                 "WHERE datname = current_database()), "
-                f"current_user, array_to_string(current_schemas(false), ','), {snapshot}, "
-                f"CASE WHEN {snapshot} = {_literal(seen[0]) if seen else 'NULL'} THEN NULL ELSE {stamp} END",
-                timeout=5.0)
+                f"current_user, array_to_string(current_schemas(false), ','), s.snap, "
+                f"CASE WHEN s.snap = {_literal(seen[0]) if seen else 'NULL'} THEN NULL ELSE {stamp} END "
+                f"FROM (SELECT {snapshot} AS snap) AS s", timeout=5.0)
         except DatabaseError:
             return None, None
         if ddl is None and seen is not None:  # nothing written since the stamp was taken
             ddl = seen[1]
         elif ddl is not None:
-            _STAMPS[(where, filtered)] = (snap, ddl)
+            _STAMPS[where] = (snap, ddl)
         catalogue = f"postgres:{where}:{oid}:{login}:{path}{filtered}:{ddl}"
         return catalogue, f"{catalogue}:{writes}"
 
