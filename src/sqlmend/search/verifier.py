@@ -57,6 +57,7 @@ class TreeEnsemble:
         self.baseline = float(spec["baseline"])
         self.features = list(spec["features"])
         self.trees = [{k: np.asarray(v) for k, v in t.items()} for t in spec["trees"]]
+        self._flat_arrays: tuple[np.ndarray, ...] | None = None
         if names is not None and names != self.features:
             where = {n: i for i, n in enumerate(names)}
             lost = sorted({self.features[f] for t in self.trees for f, leaf in zip(t["feature"], t["is_leaf"])
@@ -66,23 +67,43 @@ class TreeEnsemble:
             for t in self.trees:
                 t["feature"] = np.asarray([where.get(self.features[f], 0) for f in t["feature"]], dtype=np.int64)
             self.features = list(names)
+        self._flat()  # built now: a shared ensemble is then only read
+
+    def _flat(self) -> tuple[np.ndarray, ...]:
+        """Every tree's nodes in one set of arrays (children as indices into them, a leaf its own child),
+        so that one walk moves all trees a level down at once, with each tree's root to start from."""
+        if self._flat_arrays is None and self.trees:
+            offsets = np.cumsum([0] + [len(t["is_leaf"]) for t in self.trees[:-1]]).astype(np.int64)
+            cat = {k: np.concatenate([np.asarray(t[k]) for t in self.trees])
+                   for k in ("feature", "threshold", "missing_left", "is_leaf", "value")}
+            own = np.arange(len(cat["is_leaf"]), dtype=np.int64)
+            leaf = cat["is_leaf"].astype(bool)
+            left = np.concatenate([np.asarray(t["left"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
+            right = np.concatenate([np.asarray(t["right"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
+            self._flat_arrays = (offsets, np.where(leaf, 0, cat["feature"]).astype(np.int64), cat["threshold"].astype(np.float64),
+                                 cat["missing_left"].astype(bool), np.where(leaf, own, left),
+                                 np.where(leaf, own, right), cat["value"].astype(np.float64))
+        return self._flat_arrays
 
     def raw(self, X: np.ndarray) -> np.ndarray:
-        """The summed log-odds of each row of ``X`` (columns in ``self.features`` order)."""
-        out = np.full(X.shape[0], self.baseline, dtype=np.float64)
-        for t in self.trees:
-            node = np.zeros(X.shape[0], dtype=np.int64)
-            while True:
-                leaf = t["is_leaf"][node].astype(bool)
-                if leaf.all():
-                    break
-                f = t["feature"][node]
-                x = X[np.arange(X.shape[0]), f]
-                go_left = np.where(np.isnan(x), t["missing_left"][node].astype(bool), x <= t["threshold"][node])
-                nxt = np.where(go_left, t["left"][node], t["right"][node])
-                node = np.where(leaf, node, nxt)
-            out += t["value"][node]
-        return out
+        """The summed log-odds of each row of ``X`` (columns in ``self.features`` order): the baseline, then
+        each tree's leaf value added in the trees' order."""
+        X = np.asarray(X, dtype=np.float64)
+        if not self.trees:
+            return np.full(X.shape[0], self.baseline, dtype=np.float64)
+        offsets, feature, threshold, missing_left, left, right, value = self._flat()
+        rows = np.arange(X.shape[0])[None, :]
+        node = np.repeat(offsets[:, None], X.shape[0], axis=1)  # (trees, rows)
+        while True:
+            x = X[rows, feature[node]]
+            go_left = np.where(np.isnan(x), missing_left[node], x <= threshold[node])
+            nxt = np.where(go_left, left[node], right[node])
+            if np.array_equal(nxt, node):
+                break
+            node = nxt
+        # a running sum in the trees' order: the same float64 additions as adding one tree at a time
+        sums = np.cumsum(np.vstack([np.full((1, X.shape[0]), self.baseline), value[node]]), axis=0)
+        return sums[-1].copy()
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.raw(X)))
@@ -108,6 +129,27 @@ def trained_findings(findings: Any) -> list[Any]:
     return [f for f in findings if getattr(f, "source", "") not in UNTRAINED_SOURCES]
 
 
+@lru_cache(maxsize=4)
+def _trees(path: str | None) -> tuple[TreeEnsemble, TreeEnsemble | None, TreeEnsemble | None, list[str]]:
+    """A weights file's trees, built once a process (every search stage and gate shares them: they are
+    read-only): the scoring model, the decider, the failing-original ranker (``train-verifier
+    --failing-ranker``), and the generators the model was trained without."""
+    spec = load_weights(path)
+    trained = list(spec["model"]["features"])
+    # a generator added to the catalogue after training adds only its indicator (e_gen_NAME), which
+    # the trees never saw: they score its candidates without it (retrain to learn it)
+    other = sorted(set(trained) ^ set(FEATURE_NAMES))
+    if any(not (n in FEATURE_NAMES and n not in trained and n.startswith("e_gen_")) for n in other):
+        raise ConfigError(f"verifier weights were trained on other features ({other[:5]}...); "
+                          "run `sqlmend train-verifier`")
+    model = TreeEnsemble(spec["model"], names=FEATURE_NAMES)
+    decider = TreeEnsemble(spec["decider"]) if "decider" in spec else None
+    if decider is not None and decider.features != DECIDER_NAMES:
+        raise ConfigError("the verifier's decider was trained on other features; run `sqlmend train-verifier`")
+    failing = TreeEnsemble(spec["failing"]["model"], names=FEATURE_NAMES) if "failing" in spec else None
+    return model, decider, failing, [n.removeprefix("e_gen_") for n in other]
+
+
 class FeatureVerifier:
     """The trained feature verifier (see the module doc)."""
 
@@ -116,23 +158,9 @@ class FeatureVerifier:
     def __init__(self, path: str | Path | None = None):
         spec = load_weights(str(path) if path else None)
         self.spec = spec
-        trained = list(spec["model"]["features"])
-        # a generator added to the catalogue after training adds only its indicator (e_gen_NAME), which
-        # the trees never saw: they score its candidates without it (retrain to learn it)
-        other = sorted(set(trained) ^ set(FEATURE_NAMES))
-        if any(not (n in FEATURE_NAMES and n not in trained and n.startswith("e_gen_")) for n in other):
-            raise ConfigError(f"verifier weights were trained on other features ({other[:5]}...); "
-                              "run `sqlmend train-verifier`")
-        self.model = TreeEnsemble(spec["model"], names=FEATURE_NAMES)
-        self.unseen_generators = [n.removeprefix("e_gen_") for n in other]
-        self.decider = TreeEnsemble(spec["decider"]) if "decider" in spec else None
-        if self.decider is not None:
-            if self.decider.features != DECIDER_NAMES:
-                raise ConfigError("the verifier's decider was trained on other features; run `sqlmend train-verifier`")
+        self.model, self.decider, self.failing, self.unseen_generators = _trees(str(path) if path else None)
         self.decision = dict(spec.get("decision", {}))
         self.margin = float(self.decision.get("margin", 0.5))
-        #: trees that rank the candidates of an original that fails to run (``train-verifier --failing-ranker``)
-        self.failing = TreeEnsemble(spec["failing"]["model"], names=FEATURE_NAMES) if "failing" in spec else None
 
     def failing_choice(self, query: "QueryScorer", ranked: list[Executed]) -> tuple[Executed, float]:
         """The candidate the failing-original ranker puts first, and its score (``ranked``: the
