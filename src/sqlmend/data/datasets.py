@@ -24,6 +24,7 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -341,13 +342,30 @@ def read_spider(path: str | os.PathLike, *, with_hardness: bool = True) -> list[
     Raises:
         DatasetError: the file is not a Spider task list.
     """
-    tasks = []
+    p = Path(path)
+    try:
+        st = p.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None  # read_json names the missing file
+    read = _spider_rows if stamp else _spider_rows.__wrapped__
+    rows = read(str(p), stamp, with_hardness)
+    return [Task(question_id=qid, db_id=db_id, question=question, sql="", gold=gold, difficulty=level)
+            for qid, db_id, question, gold, level in rows]
+
+
+@lru_cache(maxsize=4)
+def _spider_rows(path: str, stamp: tuple[int, int] | None,
+                 with_hardness: bool) -> tuple[tuple[str, str, str, str, str | None], ...]:
+    """A Spider file's items as plain values, kept per file version (``stamp``: its mtime and size): a process
+    that loads Spider train again (each command of a batch of tests, a training run) reads and classifies its
+    7,000 golds once. Fresh :class:`Task` objects are made from them at every call."""
+    rows = []
     for i, item, where in _task_items(Path(path), "Spider"):
         gold = _need(item, ("query",), where)
-        tasks.append(Task(question_id=str(i), db_id=_need(item, ("db_id",), where),
-                          question=_need(item, ("question",), where), sql="", gold=gold,
-                          difficulty=hardness(gold) if with_hardness else None))
-    return tasks
+        rows.append((str(i), _need(item, ("db_id",), where), _need(item, ("question",), where), gold,
+                     hardness(gold) if with_hardness else None))
+    return tuple(rows)
 
 
 def read_bird(path: str | os.PathLike) -> list[Task]:
