@@ -70,3 +70,29 @@ def test_a_name_by_meaning_is_read_where_the_question_says_it(shop):
         "SELECT MAX(salary) FROM employee"
     assert shop.correct("What is the highest one?", "SELECT max(wage) FROM employee").sql == \
         "SELECT max(wage) FROM employee"  # the question does not say salary: kept
+
+
+def test_loading_the_encoder_moves_every_running_items_deadline_on():
+    """The embedder loads at a process's first meaning match, inside whichever item asked: that one-time
+    work moves on the wall-clock deadline of every item running meanwhile (seed 0's tenth fuzz example, the
+    first meaning match of its process, ran past its deadline while sentence-transformers imported), and
+    the deadline still ends an item afterwards."""
+    import time
+
+    from sqlmend.db import base
+    from sqlmend.errors import DeadlineExceeded
+
+    budget = base.WorkBudget(1.0)
+    before, done = budget.deadline, base._PROCESS_WORK.total
+    with meaning._LOCK:
+        meaning._STATE.clear()  # loaded again, as on first use
+    assert [m.name for m in meaning.matches("pupil", ["student", "teacher"])][:1] == ["student"]
+    moved = budget.deadline - before
+    assert moved > 0 and moved == base._PROCESS_WORK.total - done
+    later = base.WorkBudget(1.0)  # an item begun after the load: its deadline is its own
+    assert later.deadline - later.started == pytest.approx(before - budget.started)
+    budget.deadline = time.monotonic() + 0.05
+    budget.check()
+    time.sleep(0.06)
+    with pytest.raises(DeadlineExceeded):
+        budget.check()

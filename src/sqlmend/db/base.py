@@ -106,6 +106,43 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
 WALL_GRACE, WALL_SLACK = 4.5, 0.15
 
 
+class _SetAside:
+    """Work set aside from wall-clock deadlines: how many are at it now, and the seconds of those finished
+    (from when the first began to when the last ended). Several threads may set work aside at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active = 0
+        self.since = 0.0
+        self.total = 0.0
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        with self.lock:
+            if not self.active:
+                self.since = time.monotonic()
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.active -= 1
+                if not self.active:
+                    self.total += time.monotonic() - self.since
+
+
+#: Work a process does once for every item (an embedded model loaded on first use), wherever it happens:
+#: no item's deadline runs while it does, since every item waits on it alike (those that need it on its
+#: lock, the others for the CPU).
+_PROCESS_WORK = _SetAside()
+
+
+def process_aside() -> Any:
+    """A context for one-time work of the process (loading a model on first use): every running item's
+    wall-clock deadline (:meth:`WorkBudget.check`) moves on by its duration. Its own bounds are its own."""
+    return _PROCESS_WORK.aside()
+
+
 class WorkBudget:
     """One item's budget for all its queries and checks: ``ITEM_BUDGET`` x ``timeout`` of work.
 
@@ -131,17 +168,33 @@ class WorkBudget:
         self.seconds = seconds
         self.used = 0.0
         self.started = time.monotonic()
-        #: The wall-clock safety net of the item (``time.monotonic()``).
-        self.deadline = self.started + seconds + max(WALL_GRACE, WALL_SLACK * seconds)
+        self._deadline = self.started + seconds + max(WALL_GRACE, WALL_SLACK * seconds)
         self.cancelled = cancel if cancel is not None else threading.Event()
         #: The error that ended the item, kept so that the pipeline ends it even when a stage's own
         #: handler caught it.
         self.aborted: ItemAborted | None = None
         #: How much of the budget the stages' own work used, by kind (``spend(..., what=)``).
         self.stage_work: dict[str, float] = {}
-        self.setting_aside = 0  # inside :meth:`aside` (the deadline waits)
-        self._aside_since = 0.0
-        self._aside_lock = threading.Lock()
+        self._own = _SetAside()  # the item's work set aside (:meth:`aside`)
+        self._process_work_at_start = _PROCESS_WORK.total  # the process's one-time work before this item
+
+    @property
+    def deadline(self) -> float:
+        """The wall-clock safety net of the item (``time.monotonic()``), moved on by the work set aside:
+        the item's own (:meth:`aside`) and the process's (:func:`process_aside`) since the item began."""
+        return self._deadline + self._moved()
+
+    @deadline.setter
+    def deadline(self, when: float) -> None:
+        self._deadline = when - self._moved()
+
+    def _moved(self) -> float:
+        return self._own.total + _PROCESS_WORK.total - self._process_work_at_start
+
+    @property
+    def setting_aside(self) -> bool:
+        """Work is being set aside now, the item's or the process's: the deadline waits."""
+        return bool(self._own.active or _PROCESS_WORK.active)
 
     @property
     def left(self) -> float:
@@ -160,22 +213,12 @@ class WorkBudget:
         """Stop the item at its next unit of work (thread-safe: the caller is another thread)."""
         self.cancelled.set()
 
-    @contextmanager
-    def aside(self) -> Iterator[None]:
+    def aside(self) -> Any:
         """Work done once per database, not for this item (its schema read, its value index built or
-        loaded, a big column read into it): its wall time moves the item's deadline on by as much. It
-        keeps bounds of its own (the index's reads are work-limited) and stops on :meth:`cancel`."""
-        with self._aside_lock:  # a stage's threads may set work aside at once: the deadline waits for all
-            if not self.setting_aside:
-                self._aside_since = time.monotonic()
-            self.setting_aside += 1
-        try:
-            yield
-        finally:
-            with self._aside_lock:
-                self.setting_aside -= 1
-                if not self.setting_aside:
-                    self.deadline += time.monotonic() - self._aside_since
+        loaded, a big column read into it), as a context: its wall time moves the item's deadline on by as
+        much (the deadline waits for all of a stage's threads that set work aside at once). It keeps bounds
+        of its own (the index's reads are work-limited) and stops on :meth:`cancel`."""
+        return self._own.aside()
 
     def _abort(self, error: ItemAborted) -> ItemAborted:
         self.aborted = error

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from sqlmend.db.base import process_aside
 from sqlmend.sql.names import NameMatch, words
 
 #: The lowest cosine a candidate needs to be a meaning match (a setting: unrelated single words of a
@@ -33,7 +34,7 @@ _STATE: dict[str, Any] = {}
 
 def _encoder() -> Any:
     """The process's embedder, loaded on first use; None where it cannot load (no torch)."""
-    with _LOCK:
+    with _LOCK, process_aside():  # loaded once for every later item: no item's deadline runs meanwhile
         if "encoder" not in _STATE:
             try:
                 from sqlmend.llm.embedder import LocalEmbedder
