@@ -109,16 +109,20 @@ def test_shards_of_a_searched_run_equal_the_whole_run_while_another_thread_keeps
     """The search's budget counts work, not seconds: the second shard runs beside a busy thread and
     still gets the whole run's candidates (with a wall-clock budget, queries it cuts short would differ)."""
     import threading
+    import time
 
     pred = data_dir / "predictions" / "spider-dev" / "gpt-4_zero-shot.sql"
-    base = ["correct", "--dataset", "spider-dev", "--pred", str(pred), "--limit", "40", "-q",
+    base = ["correct", "--dataset", "spider-dev", "--pred", str(pred), "--limit", "24", "-q",
             "--stages", "static,search,guard", "--option", "search.scope=all", "--option", "search.budget=0.05"]
     whole, s1, s2, merged = (tmp_path / x for x in ("whole", "s1", "s2", "merged"))
     stop = threading.Event()
 
-    def spin():
+    def spin():  # busy half the time, in 2 ms bursts: the shard's queries keep waiting on it
         while not stop.is_set():
-            sum(i * i for i in range(10_000))
+            end = time.perf_counter() + 0.002
+            while time.perf_counter() < end:
+                pass
+            time.sleep(0.002)
 
     for out, extra, busy in ((whole, [], False), (s1, ["--shard", "1/2"], False), (s2, ["--shard", "2/2"], True)):
         thread = threading.Thread(target=spin) if busy else None
@@ -127,8 +131,8 @@ def test_shards_of_a_searched_run_equal_the_whole_run_while_another_thread_keeps
         try:
             r = runner.invoke(app, base + ["--out", str(out)] + extra)
         finally:
-            stop.set()
             if thread:
+                stop.set()
                 thread.join()
         assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["merge", str(s1), str(s2), "--out", str(merged)])
@@ -146,7 +150,7 @@ def test_shards_of_a_searched_run_equal_the_whole_run_while_another_thread_keeps
         return out
 
     ran = searches(whole)
-    assert len(ran) >= 20 and sum(s[2] == "budget" for s in ran.values()) >= 10
+    assert len(ran) >= 20 and sum(s[2] == "budget" for s in ran.values()) >= 10  # 24 and 20 on 12-07
     assert searches(merged) == ran
 
 

@@ -16,8 +16,10 @@ pytestmark = pytest.mark.slow
 
 def test_bench_failing_counts_each_break_and_each_choice(data_dir):
     ds = load_dataset("spider-train", data_root=data_dir)
-    report = bench_failing(ds, questions=6, options={"budget": 1.0})
-    assert report["questions"] == 6 and set(report["kinds"]) == set(KINDS)
+    # 4 questions, half the budget: 9 failing originals of every kind, 5 with a reachable fix (12-07; 3.4 s
+    # of CPU against 12.6 s for 6 questions at 1.0)
+    report = bench_failing(ds, questions=4, options={"budget": 0.5})
+    assert report["questions"] == 4 and set(report["kinds"]) == set(KINDS)
     total = report["all"]
     assert total["failing"] == total["static_fixed"] + total["searched"] > 0
     assert total["searched"] >= total["with_candidate"] >= total["reachable"]
