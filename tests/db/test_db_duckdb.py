@@ -62,7 +62,8 @@ def test_the_search_on_duckdb_counts_its_executions_in_seconds(db):
     # unbounded, this search runs ~160 candidates for ~1.1 s of cost; how many run before 0.3 s
     # depends on the machine's load here (docs/pipeline.md, "Same input, same output")
     found = search(db, orig, inp, settings=SearchSettings(budget=0.3, max_seconds=60))
-    assert found.executed > 0 and found.work == 0 and found.cost > 0.3 and found.stopped == "budget"
+    # past the budget, then rounded to 4 places in the result (0.30003 reads 0.3)
+    assert found.executed > 0 and found.work == 0 and found.cost >= 0.3 and found.stopped == "budget"
     assert found.cost > found.generated * COST["generated"]  # the executions' seconds were added
 
 
