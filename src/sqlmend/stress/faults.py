@@ -50,12 +50,13 @@ from sqlmend.types import Correction, Task
 FAULTS = ("memory-store", "sqlite-locked", "sqlite-replaced", "sqlite-deleted", "ray-worker",
           "model-hangs", "model-garbage", "model-slow", "disk-full")
 
-#: A writer process that holds an exclusive lock on a SQLite file for some seconds.
-_LOCKER = ("import sqlite3, sys, time\n"
+#: A writer process that holds an exclusive lock on a SQLite file until its standard input closes, for
+#: some seconds at most.
+_LOCKER = ("import select, sqlite3, sys\n"
            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
            "c.execute('BEGIN EXCLUSIVE')\n"
            "print('locked', flush=True)\n"
-           "time.sleep(float(sys.argv[2]))\n"
+           "select.select([sys.stdin], [], [], float(sys.argv[2]))\n"
            "c.execute('ROLLBACK')\n")
 
 
@@ -197,26 +198,30 @@ def sqlite_fault(kind: str, pred: Path, work: Path, *, dbs: int = 4, per_db: int
                  hold: float = 8.0, stages: list[str] | None = None, data_root: str | None = None) -> FaultRow:
     """A database file of a running batch locked, rewritten in place, or deleted.
 
-    The clean run of the same tasks is the reference; the fault hits the third database when the
-    batch reaches its first task; the re-run (same folder, files restored) must give the clean
-    run's SQL for every task.
+    The clean run of the same tasks is the reference; the fault hits the third database as the batch
+    starts, before any of its tasks can run (a fault injected when the batch reached them raced the
+    first ones), while the items of the other databases go on; the re-run (same folder, files
+    restored) must give the clean run's SQL for every task.
 
     Args:
-        kind: ``locked`` (a writer process holds ``BEGIN EXCLUSIVE`` for ``hold`` s), ``replaced``
-            (the file truncated, half rewritten, completed after an item failed or ``hold`` s) or
-            ``deleted`` (put back after the batch).
+        kind: ``locked`` (a writer process holds ``BEGIN EXCLUSIVE``), ``replaced`` (the file truncated
+            and half rewritten, then completed) or ``deleted`` (put back after the batch). A lock or a
+            half-written file lasts until an item of the database failed, ``hold`` s after the batch
+            reached the database's first task, or the batch's end.
         pred: a Spider-dev prediction file.
         work: a fresh folder.
         dbs: databases in the batch.
         per_db: tasks per database.
         workers: tasks corrected at once.
-        hold: seconds the lock or the half-written file lasts at most.
+        hold: seconds the lock or the half-written file lasts at most once the batch reached the database.
         stages: the pipeline's stages (default: sqlmend's).
         data_root: the folder holding ``spider/``.
     """
     from sqlmend.batch import run_file
     from sqlmend.pipeline import PipelineConfig, read_checkpoint
 
+    if kind not in ("locked", "replaced", "deleted"):
+        raise ConfigError(f"unknown SQLite fault {kind!r}: locked, replaced or deleted")
     t0 = time.perf_counter()
     b = make_batch(pred, work, dbs, per_db, data_root)
     config = PipelineConfig(stages=stages, workers=workers)
@@ -228,41 +233,54 @@ def sqlite_fault(kind: str, pred: Path, work: Path, *, dbs: int = 4, per_db: int
     first = next(i for i, t in enumerate(b.tasks) if t.db_id == target)
     out = work / "faulted"
     ckpt = out / "corrections.jsonl"
-    locker: list[subprocess.Popen] = []
-    release = threading.Event()
+    reached = threading.Event()  # the batch reached the database's first task
+    release = threading.Event()  # the batch ended
 
     def target_failed() -> bool:
         return any(d.get("db_id") == target and d.get("error") for d in _lines(ckpt))
 
-    def inject() -> None:
-        if kind == "locked":
-            proc = subprocess.Popen([sys.executable, "-c", _LOCKER, str(path), str(hold)],
-                                    stdout=subprocess.PIPE, text=True)
-            proc.stdout.readline()  # "locked"
-            locker.append(proc)
-        elif kind == "replaced":
-            with open(path, "wb") as fh:  # as `cp new old` does: truncate, write, ...
-                fh.write(original[: len(original) // 2])
-                fh.flush()
-                deadline = time.monotonic() + hold
-                while time.monotonic() < deadline and not target_failed() and not release.is_set():
-                    time.sleep(0.02)
-                fh.write(original[len(original) // 2:])
-        elif kind == "deleted":
-            path.unlink()
-        else:
-            raise ConfigError(f"unknown SQLite fault {kind!r}: locked, replaced or deleted")
+    # the fault, in place before the batch starts
+    locker = half = None
+    if kind == "locked":
+        locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(path), str(hold + 600)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        locker.stdout.readline()  # "locked"
+    elif kind == "replaced":
+        half = open(path, "wb")  # as `cp new old` does: truncate, write, ...
+        half.write(original[: len(original) // 2])
+        half.flush()
+    else:
+        path.unlink()
 
-    watch = _Watch(ckpt, max(0, first - workers + 1), inject)
+    def undo() -> None:
+        """Lift the lock or finish the file once an item failed, ``hold`` s after the batch reached the
+        database, or at the batch's end."""
+        deadline = None
+        while not release.is_set() and not target_failed():
+            if deadline is None and reached.is_set():
+                deadline = time.monotonic() + hold
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        if locker is not None:
+            locker.stdin.close()  # the writer rolls back and ends
+        if half is not None:
+            half.write(original[len(original) // 2:])
+            half.close()
+
+    watch = _Watch(ckpt, max(0, first - workers + 1), reached.set)
+    undoer = threading.Thread(target=undo, daemon=True)
     watch.start()
+    undoer.start()
     try:
         faulted, _ = run_file(b.ds, b.preds, b.tasks, config, out, b.fmt, progress=False)
     finally:
         watch.stop.set()
         release.set()
         watch.join()
-        for proc in locker:
-            proc.wait()
+        undoer.join()
+        if locker is not None:
+            locker.wait()
     if not path.exists() or path.read_bytes() != original:
         path.write_bytes(original)  # the user puts the file back before the re-run
     counts = _count(read_checkpoint(ckpt), b.tasks, expected)
@@ -279,7 +297,7 @@ def sqlite_fault(kind: str, pred: Path, work: Path, *, dbs: int = 4, per_db: int
         fault=f"SQLite file {what} during a batch", sees=sees, items=len(b.tasks),
         lost=len(counts["missing"]) + len(counts["silent"]) + len(counts["unclear"]), clear=len(counts["clear"]),
         rerun=f"yes ({n_err}/{n_err})" if completed else "no", seconds=round(time.perf_counter() - t0, 1),
-        detail={"database": target, "fault_fired": watch.fired, "stages": config.stage_names(),
+        detail={"database": target, "reached": watch.fired, "stages": config.stage_names(),
                 **{k: v for k, v in counts.items() if k != "errors"}, "errors": counts["errors"],
                 "rerun_left": {k: v for k, v in again.items() if k != "errors"}})
 

@@ -23,7 +23,7 @@ FRANCE = "SELECT count(*) FROM singer WHERE country = 'france'"
 def test_the_items_get_a_clear_error_the_batch_goes_on_a_rerun_completes_them(kind, pred, tmp_path):
     row = sqlite_fault(kind, pred, tmp_path, dbs=4, per_db=6, hold=6.0)
     d = row.detail
-    assert d["fault_fired"] and d["missing"] == [] and d["silent"] == [] and d["unclear"] == []
+    assert d["reached"] and d["missing"] == [] and d["silent"] == [] and d["unclear"] == []
     assert len(d["clear"]) >= 1 and row.lost == 0  # the faulted items say why; none silently differs
     assert all(t.startswith(("DatabaseError", "DatabaseNotFoundError", "DatabaseUnavailable"))
                for t in d["errors"].values())
@@ -42,8 +42,8 @@ def test_a_lock_taken_mid_task_ends_the_item_and_is_never_a_finding(singer_db):
     """Before: a locked read was an execution error (EX02 'fails to execute'), the item had no error."""
     with connect(str(singer_db)) as db:
         db.schema()  # opened and read before the writer comes
-        writer = subprocess.Popen([sys.executable, "-c", _LOCKER, str(singer_db), "30"], stdout=subprocess.PIPE,
-                                  text=True)
+        writer = subprocess.Popen([sys.executable, "-c", _LOCKER, str(singer_db), "30"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)  # locked until its input closes
         try:
             assert writer.stdout.readline().strip() == "locked"
             c = Pipeline(PipelineConfig(stages=["static", "guard"])).correct(
