@@ -80,7 +80,8 @@ class TreeEnsemble:
             leaf = cat["is_leaf"].astype(bool)
             left = np.concatenate([np.asarray(t["left"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
             right = np.concatenate([np.asarray(t["right"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
-            self._flat_arrays = (offsets, np.where(leaf, 0, cat["feature"]).astype(np.int64), cat["threshold"].astype(np.float64),
+            feature = np.where(leaf, 0, cat["feature"]).astype(np.int64)  # a leaf reads column 0, then stays
+            self._flat_arrays = (offsets, feature, cat["threshold"].astype(np.float64),
                                  cat["missing_left"].astype(bool), np.where(leaf, own, left),
                                  np.where(leaf, own, right), cat["value"].astype(np.float64))
         return self._flat_arrays
@@ -158,7 +159,8 @@ class FeatureVerifier:
     def __init__(self, path: str | Path | None = None):
         spec = load_weights(str(path) if path else None)
         self.spec = spec
-        self.model, self.decider, self.failing, self.unseen_generators = _trees(str(path) if path else None)
+        self.model, self.decider, self.failing, unseen = _trees(str(path) if path else None)
+        self.unseen_generators = list(unseen)
         self.decision = dict(spec.get("decision", {}))
         self.margin = float(self.decision.get("margin", 0.5))
 
