@@ -342,14 +342,12 @@ def read_spider(path: str | os.PathLike, *, with_hardness: bool = True) -> list[
     Raises:
         DatasetError: the file is not a Spider task list.
     """
-    p = Path(path)
     try:
-        st = p.stat()
+        st = Path(path).stat()
         stamp = (st.st_mtime_ns, st.st_size)
     except OSError:
-        stamp = None  # read_json names the missing file
-    read = _spider_rows if stamp else _spider_rows.__wrapped__
-    rows = read(str(p), stamp, with_hardness)
+        stamp = None  # reading it names the missing file (an error is not kept)
+    rows = _spider_rows(str(path), stamp, with_hardness)
     return [Task(question_id=qid, db_id=db_id, question=question, sql="", gold=gold, difficulty=level)
             for qid, db_id, question, gold, level in rows]
 

@@ -57,7 +57,6 @@ class TreeEnsemble:
         self.baseline = float(spec["baseline"])
         self.features = list(spec["features"])
         self.trees = [{k: np.asarray(v) for k, v in t.items()} for t in spec["trees"]]
-        self._flat_arrays: tuple[np.ndarray, ...] | None = None
         if names is not None and names != self.features:
             where = {n: i for i, n in enumerate(names)}
             lost = sorted({self.features[f] for t in self.trees for f, leaf in zip(t["feature"], t["is_leaf"])
@@ -67,32 +66,29 @@ class TreeEnsemble:
             for t in self.trees:
                 t["feature"] = np.asarray([where.get(self.features[f], 0) for f in t["feature"]], dtype=np.int64)
             self.features = list(names)
-        self._flat()  # built now: a shared ensemble is then only read
+        self._flat = self._flatten() if self.trees else None  # built now: a shared ensemble is only read
 
-    def _flat(self) -> tuple[np.ndarray, ...]:
+    def _flatten(self) -> tuple[np.ndarray, ...]:
         """Every tree's nodes in one set of arrays (children as indices into them, a leaf its own child),
         so that one walk moves all trees a level down at once, with each tree's root to start from."""
-        if self._flat_arrays is None and self.trees:
-            offsets = np.cumsum([0] + [len(t["is_leaf"]) for t in self.trees[:-1]]).astype(np.int64)
-            cat = {k: np.concatenate([np.asarray(t[k]) for t in self.trees])
-                   for k in ("feature", "threshold", "missing_left", "is_leaf", "value")}
-            own = np.arange(len(cat["is_leaf"]), dtype=np.int64)
-            leaf = cat["is_leaf"].astype(bool)
-            left = np.concatenate([np.asarray(t["left"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
-            right = np.concatenate([np.asarray(t["right"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
-            feature = np.where(leaf, 0, cat["feature"]).astype(np.int64)  # a leaf reads column 0, then stays
-            self._flat_arrays = (offsets, feature, cat["threshold"].astype(np.float64),
-                                 cat["missing_left"].astype(bool), np.where(leaf, own, left),
-                                 np.where(leaf, own, right), cat["value"].astype(np.float64))
-        return self._flat_arrays
+        offsets = np.cumsum([0] + [len(t["is_leaf"]) for t in self.trees[:-1]]).astype(np.int64)
+        cat = {k: np.concatenate([np.asarray(t[k]) for t in self.trees])
+               for k in ("feature", "threshold", "missing_left", "is_leaf", "value")}
+        own = np.arange(len(cat["is_leaf"]), dtype=np.int64)
+        leaf = cat["is_leaf"].astype(bool)
+        left = np.concatenate([np.asarray(t["left"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
+        right = np.concatenate([np.asarray(t["right"], dtype=np.int64) + o for t, o in zip(self.trees, offsets)])
+        feature = np.where(leaf, 0, cat["feature"]).astype(np.int64)  # a leaf reads column 0, then stays
+        return (offsets, feature, cat["threshold"].astype(np.float64), cat["missing_left"].astype(bool),
+                np.where(leaf, own, left), np.where(leaf, own, right), cat["value"].astype(np.float64))
 
     def raw(self, X: np.ndarray) -> np.ndarray:
         """The summed log-odds of each row of ``X`` (columns in ``self.features`` order): the baseline, then
         each tree's leaf value added in the trees' order."""
         X = np.asarray(X, dtype=np.float64)
-        if not self.trees:
+        if self._flat is None:
             return np.full(X.shape[0], self.baseline, dtype=np.float64)
-        offsets, feature, threshold, missing_left, left, right, value = self._flat()
+        offsets, feature, threshold, missing_left, left, right, value = self._flat
         rows = np.arange(X.shape[0])[None, :]
         node = np.repeat(offsets[:, None], X.shape[0], axis=1)  # (trees, rows)
         while True:

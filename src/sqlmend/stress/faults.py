@@ -242,6 +242,7 @@ def sqlite_fault(kind: str, pred: Path, work: Path, *, dbs: int = 4, per_db: int
     # the fault, in place before the batch starts
     locker = half = None
     if kind == "locked":
+        # held until undo() closes its input; its own cap only ends a writer this process left behind
         locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(path), str(hold + 600)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         locker.stdout.readline()  # "locked"
